@@ -1,0 +1,2 @@
+//! ringstream-bench
+fn main() {}

@@ -1,0 +1,9 @@
+//! # ringstream
+//!
+//! Buffered async streams with constant memory, on tokio.
+//!
+//! `ringstream` is the async shell around [`ringstream_core`]: the core is
+//! sans-IO (it is given bytes and says what they mean), this crate owns the
+//! sockets.
+
+pub use ringstream_core as core;

@@ -6,6 +6,10 @@
 //!
 //! - [`RingBuffer`]: a growable circular byte buffer with geometric growth,
 //!   bulk copy-once reads and writes, and a bounded form for back-pressure.
+//! - [`h1`]: strict HTTP/1.1 framing per RFC 9112: request heads, body
+//!   framing, `Content-Length` and chunked decoders and encoders.
+//! - [`Error`] and [`Limits`]: the one error type of this layer, and the caps
+//!   on everything a peer controls.
 //!
 //! The `std` feature (on by default) adds `std::io::{Read, Write, BufRead}`
 //! implementations.
@@ -16,6 +20,11 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod error;
+pub mod h1;
+pub mod limits;
 pub mod ring;
 
+pub use error::Error;
+pub use limits::Limits;
 pub use ring::RingBuffer;

@@ -1,0 +1,3 @@
+//! Placeholder replaced by the ring buffer.
+/// Growable circular byte buffer.
+pub struct RingBuffer;

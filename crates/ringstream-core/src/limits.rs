@@ -1,0 +1,52 @@
+//! Limits: every size a peer controls has a default and a knob.
+
+/// Caps on everything a peer controls in an HTTP/1.1 request.
+///
+/// Each field has a default suited to a general-purpose server; every one
+/// can be changed. Sizes are in bytes.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::Limits;
+///
+/// let limits = Limits { max_fields: 32, ..Limits::default() };
+/// assert_eq!(limits.max_fields, 32);
+/// assert_eq!(limits.max_head_len, Limits::DEFAULT.max_head_len);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Maximum size of a request head (request line, fields, final CRLF),
+    /// in bytes. Exceeding it answers 431. Default 16 KiB.
+    pub max_head_len: usize,
+    /// Maximum number of header fields. Exceeding it answers 431. Default 100.
+    pub max_fields: usize,
+    /// Maximum length of the request-target, in bytes. Exceeding it answers
+    /// 414. Default 8 KiB.
+    pub max_target_len: usize,
+    /// Maximum bytes of chunk extensions on one chunk-size line, in bytes.
+    /// Default 1 KiB.
+    pub max_chunk_ext_len: usize,
+    /// Maximum size of the whole trailer section, in bytes. Default 8 KiB.
+    pub max_trailers_len: usize,
+    /// Maximum number of trailer fields. Default 32.
+    pub max_trailer_fields: usize,
+}
+
+impl Limits {
+    /// The default limits, usable in `const` contexts.
+    pub const DEFAULT: Limits = Limits {
+        max_head_len: 16 * 1024,
+        max_fields: 100,
+        max_target_len: 8 * 1024,
+        max_chunk_ext_len: 1024,
+        max_trailers_len: 8 * 1024,
+        max_trailer_fields: 32,
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::DEFAULT
+    }
+}

@@ -1,3 +1,990 @@
-//! Placeholder replaced by the ring buffer.
-/// Growable circular byte buffer.
-pub struct RingBuffer;
+//! [`RingBuffer`]: a growable circular byte buffer.
+//!
+//! The ring is the only place in ringstream that owns I/O memory. Bytes are
+//! written at the tail and read from the head; both operations are at most
+//! two `memcpy` calls, and consuming bytes is O(1). Nothing moves the stored
+//! bytes except growth and [`RingBuffer::make_contiguous`].
+//!
+//! Two forms exist:
+//!
+//! - **unbounded** ([`RingBuffer::new`], [`RingBuffer::with_capacity`]): a
+//!   write that does not fit grows the storage geometrically (at least
+//!   doubling), so building a body of `n` bytes from many small writes costs
+//!   O(log n) reallocations, never one per write;
+//! - **bounded** ([`RingBuffer::bounded`]): the capacity never changes and a
+//!   write accepts only what fits, returning the count. That count is the
+//!   back-pressure signal a producer waits on.
+//!
+//! When the ring becomes empty its head returns to offset 0, so a buffer that
+//! is filled and then drained completely keeps its data contiguous, and
+//! [`RingBuffer::into_vec`] hands the allocation over without copying.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::{cmp, fmt};
+
+/// Capacity, in bytes, of the first allocation made by an unbounded ring
+/// created with [`RingBuffer::new`] when a small write arrives.
+const MIN_GROWTH: usize = 64;
+
+/// A growable circular byte buffer with copy-once reads and writes.
+///
+/// See the [module documentation](self) for the growth policy and the
+/// bounded form.
+///
+/// The stored bytes form at most two contiguous runs in the storage, shown
+/// by [`as_slices`](Self::as_slices); reads, peeks and the [`bytes::Buf`]
+/// view walk those runs in order.
+///
+/// # Examples
+///
+/// ```
+/// use core::fmt::Write as _;
+/// use ringstream_core::RingBuffer;
+///
+/// let mut ring = RingBuffer::with_capacity(16);
+/// write!(ring, "up{{job=\"dtu\"}} {}\n", 1).unwrap();
+/// assert_eq!(ring.len(), 16);
+///
+/// let mut segment = [0u8; 4];
+/// assert_eq!(ring.read(&mut segment), 4);
+/// assert_eq!(&segment, b"up{j");
+/// assert_eq!(ring.len(), 12);
+/// ```
+#[derive(Clone)]
+pub struct RingBuffer {
+    /// Storage; its length is the capacity. Always initialised.
+    buf: Box<[u8]>,
+    /// Offset of the first stored byte. Zero whenever `len == 0`.
+    head: usize,
+    /// Number of stored bytes.
+    len: usize,
+    /// Whether the capacity is fixed.
+    bounded: bool,
+}
+
+/// The error returned by [`RingBuffer::try_consume`] when asked to discard
+/// more bytes than the ring holds.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::RingBuffer;
+///
+/// let mut ring = RingBuffer::from(&b"abc"[..]);
+/// let err = ring.try_consume(5).unwrap_err();
+/// assert_eq!(err.requested(), 5);
+/// assert_eq!(err.available(), 3);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ConsumeError {
+    requested: usize,
+    available: usize,
+}
+
+impl ConsumeError {
+    /// How many bytes the caller asked to consume.
+    pub const fn requested(&self) -> usize {
+        self.requested
+    }
+
+    /// How many bytes the ring held.
+    pub const fn available(&self) -> usize {
+        self.available
+    }
+}
+
+impl fmt::Display for ConsumeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot consume {} bytes from a ring holding {}",
+            self.requested, self.available
+        )
+    }
+}
+
+impl core::error::Error for ConsumeError {}
+
+impl RingBuffer {
+    /// Creates an empty, unbounded ring. It allocates nothing until the
+    /// first write.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let ring = RingBuffer::new();
+    /// assert_eq!(ring.capacity(), 0);
+    /// assert!(ring.is_empty());
+    /// assert!(!ring.is_bounded());
+    /// ```
+    pub fn new() -> Self {
+        RingBuffer {
+            buf: Box::default(),
+            head: 0,
+            len: 0,
+            bounded: false,
+        }
+    }
+
+    /// Creates an empty, unbounded ring with room for `capacity` bytes
+    /// before it first grows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// // One TCP segment's worth, like a 1460-byte response stream.
+    /// let ring = RingBuffer::with_capacity(1460);
+    /// assert_eq!(ring.capacity(), 1460);
+    /// assert_eq!(ring.room(), 1460);
+    /// ```
+    pub fn with_capacity(capacity: usize) -> Self {
+        RingBuffer {
+            buf: zeroed(capacity),
+            head: 0,
+            len: 0,
+            bounded: false,
+        }
+    }
+
+    /// Creates an empty ring whose capacity is fixed at `capacity` bytes.
+    ///
+    /// Writes to a bounded ring accept only what fits and return how many
+    /// bytes they took; [`reserve`](Self::reserve) and
+    /// [`shrink_to`](Self::shrink_to) leave its capacity unchanged. The
+    /// storage is allocated here, once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::bounded(4);
+    /// assert_eq!(ring.write(b"abcdef"), 4);
+    /// assert_eq!(ring.write(b"g"), 0); // full: the producer must wait
+    /// assert_eq!(ring.capacity(), 4);
+    /// ```
+    pub fn bounded(capacity: usize) -> Self {
+        RingBuffer {
+            buf: zeroed(capacity),
+            head: 0,
+            len: 0,
+            bounded: true,
+        }
+    }
+
+    /// Returns `true` if the capacity of this ring is fixed.
+    pub fn is_bounded(&self) -> bool {
+        self.bounded
+    }
+
+    /// Number of stored bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Returns `true` if the ring holds no bytes.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of bytes the ring can hold without growing.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Number of bytes that can be written right now without growing:
+    /// `capacity() - len()`.
+    #[inline]
+    pub fn room(&self) -> usize {
+        self.buf.len() - self.len
+    }
+
+    /// Appends bytes from `src` and returns how many were stored.
+    ///
+    /// An unbounded ring grows when `src` does not fit (to at least twice
+    /// its capacity) and always stores all of `src`. A bounded ring stores
+    /// `min(src.len(), room())` bytes. The copy is at most two `memcpy`
+    /// calls.
+    ///
+    /// # Panics
+    ///
+    /// Panics if an unbounded ring would need more than `usize::MAX` bytes,
+    /// like `Vec` does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::with_capacity(2);
+    /// assert_eq!(ring.write(b"hello"), 5);
+    /// assert!(ring.capacity() >= 5);
+    ///
+    /// let mut bounded = RingBuffer::bounded(2);
+    /// assert_eq!(bounded.write(b"hello"), 2);
+    /// ```
+    #[inline]
+    pub fn write(&mut self, src: &[u8]) -> usize {
+        let room = self.room();
+        let src = if src.len() <= room {
+            src
+        } else if self.bounded {
+            &src[..room]
+        } else {
+            self.grow(src.len());
+            src
+        };
+        self.copy_in(src);
+        src.len()
+    }
+
+    /// Moves up to `dst.len()` stored bytes into `dst`, removing them from
+    /// the ring, and returns how many were moved. The copy is at most two
+    /// `memcpy` calls.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::from(&b"abcdef"[..]);
+    /// let mut segment = [0u8; 4];
+    /// assert_eq!(ring.read(&mut segment), 4);
+    /// assert_eq!(&segment, b"abcd");
+    /// assert_eq!(ring.read(&mut segment), 2);
+    /// assert_eq!(ring.read(&mut segment), 0);
+    /// ```
+    #[inline]
+    pub fn read(&mut self, dst: &mut [u8]) -> usize {
+        let n = self.peek(dst);
+        self.advance_head(n);
+        n
+    }
+
+    /// Copies up to `dst.len()` stored bytes into `dst` without removing
+    /// them, and returns how many were copied.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let ring = RingBuffer::from(&b"abc"[..]);
+    /// let mut out = [0u8; 2];
+    /// assert_eq!(ring.peek(&mut out), 2);
+    /// assert_eq!(&out, b"ab");
+    /// assert_eq!(ring.len(), 3);
+    /// ```
+    #[inline]
+    pub fn peek(&self, dst: &mut [u8]) -> usize {
+        let (a, b) = self.as_slices();
+        let n = cmp::min(dst.len(), a.len() + b.len());
+        if n <= a.len() {
+            dst[..n].copy_from_slice(&a[..n]);
+        } else {
+            let (d1, d2) = dst[..n].split_at_mut(a.len());
+            d1.copy_from_slice(a);
+            d2.copy_from_slice(&b[..n - a.len()]);
+        }
+        n
+    }
+
+    /// Discards the first `n` stored bytes in O(1).
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n > len()`. Use [`try_consume`](Self::try_consume) to get
+    /// an error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::from(&b"GET / HTTP/1.1\r\n"[..]);
+    /// ring.consume(4);
+    /// assert_eq!(ring.as_slices().0, b"/ HTTP/1.1\r\n");
+    /// ```
+    #[inline]
+    pub fn consume(&mut self, n: usize) {
+        assert!(
+            n <= self.len,
+            "cannot consume {n} bytes from a ring holding {}",
+            self.len
+        );
+        self.advance_head(n);
+    }
+
+    /// Discards the first `n` stored bytes, or returns an error and leaves
+    /// the ring unchanged if it holds fewer than `n`.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`ConsumeError`] if `n > len()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::from(&b"abc"[..]);
+    /// assert!(ring.try_consume(4).is_err());
+    /// assert!(ring.try_consume(3).is_ok());
+    /// assert!(ring.is_empty());
+    /// ```
+    pub fn try_consume(&mut self, n: usize) -> Result<(), ConsumeError> {
+        if n > self.len {
+            return Err(ConsumeError {
+                requested: n,
+                available: self.len,
+            });
+        }
+        self.advance_head(n);
+        Ok(())
+    }
+
+    /// Removes every stored byte. The capacity is kept.
+    pub fn clear(&mut self) {
+        self.head = 0;
+        self.len = 0;
+    }
+
+    /// Makes room for at least `additional` more bytes without further
+    /// growth, growing geometrically if needed.
+    ///
+    /// On a bounded ring this does nothing: its capacity is fixed.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the new capacity would exceed `usize::MAX` bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::new();
+    /// ring.reserve(100);
+    /// assert!(ring.room() >= 100);
+    /// ```
+    pub fn reserve(&mut self, additional: usize) {
+        if !self.bounded && additional > self.room() {
+            self.grow(additional);
+        }
+    }
+
+    /// Shrinks the capacity to `max(len(), min_capacity)` if that is
+    /// smaller than the current capacity. The stored bytes are kept, and
+    /// moved to the start of the new storage.
+    ///
+    /// On a bounded ring this does nothing: its capacity is fixed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::with_capacity(4096);
+    /// ring.write(b"abc");
+    /// ring.shrink_to(16);
+    /// assert_eq!(ring.capacity(), 16);
+    /// assert_eq!(ring.as_slices().0, b"abc");
+    /// ```
+    pub fn shrink_to(&mut self, min_capacity: usize) {
+        let new_cap = cmp::max(self.len, min_capacity);
+        if self.bounded || new_cap >= self.capacity() {
+            return;
+        }
+        let mut v = Vec::with_capacity(new_cap);
+        let (a, b) = self.as_slices();
+        v.extend_from_slice(a);
+        v.extend_from_slice(b);
+        v.resize(new_cap, 0);
+        self.buf = v.into_boxed_slice();
+        self.head = 0;
+    }
+
+    /// The stored bytes as two runs, in order. The second run is empty
+    /// unless the data wraps around the end of the storage.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::bounded(4);
+    /// ring.write(b"abc");
+    /// ring.consume(2);
+    /// ring.write(b"de");
+    /// assert_eq!(ring.as_slices(), (&b"cd"[..], &b"e"[..]));
+    /// ```
+    #[inline]
+    pub fn as_slices(&self) -> (&[u8], &[u8]) {
+        let cap = self.buf.len();
+        if self.len <= cap - self.head {
+            (&self.buf[self.head..self.head + self.len], &[])
+        } else {
+            let (front, back) = self.buf.split_at(self.head);
+            (back, &front[..self.len - (cap - self.head)])
+        }
+    }
+
+    /// The largest contiguous writable run directly after the stored bytes,
+    /// so that a socket read can land in the ring without a copy. Write
+    /// into it, then call [`commit`](Self::commit) with the number of bytes
+    /// written.
+    ///
+    /// This never grows the ring; call [`reserve`](Self::reserve) first to
+    /// make room. The run is empty exactly when [`room`](Self::room) is 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::new();
+    /// ring.reserve(8);
+    /// let spare = ring.spare_mut();
+    /// spare[..5].copy_from_slice(b"hello"); // as a socket read would
+    /// ring.commit(5);
+    /// assert_eq!(ring.as_slices().0, b"hello");
+    /// ```
+    #[inline]
+    pub fn spare_mut(&mut self) -> &mut [u8] {
+        let (start, end) = self.spare_range();
+        &mut self.buf[start..end]
+    }
+
+    /// Marks the first `n` bytes of [`spare_mut`](Self::spare_mut) as
+    /// written, making them part of the stored bytes.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n` is larger than the run `spare_mut` returns.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::bounded(4);
+    /// ring.spare_mut()[..2].copy_from_slice(b"ok");
+    /// ring.commit(2);
+    /// assert_eq!(ring.len(), 2);
+    /// ```
+    #[inline]
+    pub fn commit(&mut self, n: usize) {
+        let (start, end) = self.spare_range();
+        assert!(
+            n <= end - start,
+            "cannot commit {n} bytes: only {} spare bytes follow the data",
+            end - start
+        );
+        self.len += n;
+    }
+
+    /// Rearranges the storage so the stored bytes form one run, and returns
+    /// it. This moves bytes only when the data wraps.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::bounded(4);
+    /// ring.write(b"abc");
+    /// ring.consume(2);
+    /// ring.write(b"de");
+    /// assert_eq!(ring.make_contiguous(), b"cde");
+    /// assert_eq!(ring.as_slices(), (&b"cde"[..], &b""[..]));
+    /// ```
+    pub fn make_contiguous(&mut self) -> &mut [u8] {
+        if self.len > self.buf.len() - self.head {
+            self.buf.rotate_left(self.head);
+            self.head = 0;
+        }
+        &mut self.buf[self.head..self.head + self.len]
+    }
+
+    /// Returns the stored bytes as a `Vec<u8>`, reusing the ring's
+    /// allocation. No allocation is made: when the data already starts at
+    /// offset 0 (always the case for a ring that was only written to, or
+    /// drained to empty and refilled) nothing is copied either; otherwise
+    /// the bytes are moved to the front in place. The vector keeps the
+    /// ring's capacity.
+    ///
+    /// This is how a finished body becomes `bytes::Bytes::from(vec)`
+    /// without a copy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::fmt::Write as _;
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::with_capacity(64);
+    /// write!(ring, "{}", "hello").unwrap();
+    /// let body = bytes::Bytes::from(ring.into_vec());
+    /// assert_eq!(body, "hello");
+    /// ```
+    pub fn into_vec(mut self) -> Vec<u8> {
+        if self.head != 0 {
+            if self.len > self.buf.len() - self.head {
+                self.buf.rotate_left(self.head);
+            } else {
+                self.buf.copy_within(self.head..self.head + self.len, 0);
+            }
+        }
+        let mut v = self.buf.into_vec();
+        v.truncate(self.len);
+        v
+    }
+
+    /// Formats `args` into the ring, so `write!(ring, ...)` works without
+    /// importing `core::fmt::Write` or `std::io::Write` (having both traits
+    /// in scope would make the macro ambiguous).
+    ///
+    /// # Errors
+    ///
+    /// A bounded ring returns [`fmt::Error`] for a formatted piece that
+    /// does not fit, and stores none of that piece (see the
+    /// [`fmt::Write`] implementation).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::new();
+    /// write!(ring, "{} {}\n", "opendtu_uptime", 42).unwrap();
+    /// assert_eq!(ring.as_slices().0, b"opendtu_uptime 42\n");
+    /// ```
+    #[inline]
+    pub fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> fmt::Result {
+        fmt::Write::write_fmt(self, args)
+    }
+
+    // ---- internals ----------------------------------------------------
+
+    /// Discards `n <= len` bytes from the front; resets the head to 0 when
+    /// the ring becomes empty.
+    #[inline]
+    fn advance_head(&mut self, n: usize) {
+        debug_assert!(n <= self.len);
+        self.len -= n;
+        if self.len == 0 {
+            self.head = 0;
+        } else {
+            let cap = self.buf.len();
+            self.head += n;
+            if self.head >= cap {
+                self.head -= cap;
+            }
+        }
+    }
+
+    /// Offset one past the last stored byte, wrapped into the storage.
+    #[inline]
+    fn tail(&self) -> usize {
+        let cap = self.buf.len();
+        // head < cap or head == 0, and len <= cap, so this cannot overflow
+        // past 2 * cap.
+        let t = self.head + self.len;
+        if t >= cap {
+            t - cap
+        } else {
+            t
+        }
+    }
+
+    /// The writable run after the stored bytes, as a range of `buf`.
+    #[inline]
+    fn spare_range(&self) -> (usize, usize) {
+        let cap = self.buf.len();
+        if self.len == cap {
+            return (0, 0);
+        }
+        let tail = self.tail();
+        if tail >= self.head {
+            // Data unwrapped (or empty): the run reaches the end of storage.
+            (tail, cap)
+        } else {
+            (tail, self.head)
+        }
+    }
+
+    /// Copies `src` (which fits in `room()`) after the stored bytes.
+    #[inline]
+    fn copy_in(&mut self, src: &[u8]) {
+        debug_assert!(src.len() <= self.room());
+        let tail = self.tail();
+        let first = cmp::min(src.len(), self.buf.len() - tail);
+        let (a, b) = src.split_at(first);
+        self.buf[tail..tail + first].copy_from_slice(a);
+        if !b.is_empty() {
+            self.buf[..b.len()].copy_from_slice(b);
+        }
+        self.len += src.len();
+    }
+
+    /// Grows an unbounded ring so that `additional` more bytes fit: to at
+    /// least twice the capacity. The stored bytes stay in order: a wrapped
+    /// second run is moved to follow the first.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, additional: usize) {
+        let old_cap = self.buf.len();
+        let needed = self
+            .len
+            .checked_add(additional)
+            .expect("ring buffer capacity overflow");
+        let new_cap = cmp::max(cmp::max(old_cap.saturating_mul(2), needed), MIN_GROWTH);
+        let mut v = core::mem::take(&mut self.buf).into_vec();
+        v.reserve_exact(new_cap - old_cap);
+        v.resize(new_cap, 0);
+        self.buf = v.into_boxed_slice();
+        let end = self.head + self.len;
+        if end > old_cap {
+            // The second run sat at [0, end - old_cap); append it after the
+            // first run, which ends at old_cap. new_cap >= 2 * old_cap and
+            // end - old_cap < old_cap, so it fits.
+            let wrapped = end - old_cap;
+            self.buf.copy_within(..wrapped, old_cap);
+        }
+    }
+}
+
+/// `len` zero bytes as a boxed slice (one zeroed allocation, none for 0).
+fn zeroed(len: usize) -> Box<[u8]> {
+    alloc::vec![0u8; len].into_boxed_slice()
+}
+
+impl Default for RingBuffer {
+    /// Same as [`RingBuffer::new`].
+    fn default() -> Self {
+        RingBuffer::new()
+    }
+}
+
+impl fmt::Debug for RingBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RingBuffer")
+            .field("len", &self.len)
+            .field("capacity", &self.capacity())
+            .field("head", &self.head)
+            .field("bounded", &self.bounded)
+            .finish()
+    }
+}
+
+impl From<&[u8]> for RingBuffer {
+    /// An unbounded ring holding a copy of `bytes`, with capacity equal to
+    /// its length.
+    fn from(bytes: &[u8]) -> Self {
+        RingBuffer {
+            buf: bytes.into(),
+            head: 0,
+            len: bytes.len(),
+            bounded: false,
+        }
+    }
+}
+
+impl From<Vec<u8>> for RingBuffer {
+    /// An unbounded ring holding `vec`'s bytes, reusing its allocation
+    /// (its spare capacity becomes the ring's room).
+    fn from(mut vec: Vec<u8>) -> Self {
+        let len = vec.len();
+        vec.resize(vec.capacity(), 0);
+        RingBuffer {
+            buf: vec.into_boxed_slice(),
+            head: 0,
+            len,
+            bounded: false,
+        }
+    }
+}
+
+impl Extend<u8> for RingBuffer {
+    /// Appends every byte of `iter`.
+    ///
+    /// # Panics
+    ///
+    /// Panics on a bounded ring if the bytes do not fit; use
+    /// [`RingBuffer::write`] to learn how many bytes fit instead.
+    fn extend<I: IntoIterator<Item = u8>>(&mut self, iter: I) {
+        let iter = iter.into_iter();
+        self.reserve(iter.size_hint().0);
+        for byte in iter {
+            assert!(
+                self.write(&[byte]) == 1,
+                "bounded ring buffer is full ({} bytes)",
+                self.capacity()
+            );
+        }
+    }
+}
+
+impl<'a> Extend<&'a u8> for RingBuffer {
+    /// Appends every byte of `iter`.
+    ///
+    /// # Panics
+    ///
+    /// Panics on a bounded ring if the bytes do not fit.
+    fn extend<I: IntoIterator<Item = &'a u8>>(&mut self, iter: I) {
+        self.extend(iter.into_iter().copied());
+    }
+}
+
+impl fmt::Write for RingBuffer {
+    /// Appends `s` whole.
+    ///
+    /// An unbounded ring always succeeds. A bounded ring that lacks room
+    /// for all of `s` stores none of it and returns [`fmt::Error`], so it
+    /// never holds half a formatted piece.
+    #[inline]
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if self.bounded && s.len() > self.room() {
+            return Err(fmt::Error);
+        }
+        self.write(s.as_bytes());
+        Ok(())
+    }
+}
+
+impl bytes::Buf for RingBuffer {
+    #[inline]
+    fn remaining(&self) -> usize {
+        self.len
+    }
+
+    /// The first run of stored bytes (see [`RingBuffer::as_slices`]).
+    #[inline]
+    fn chunk(&self) -> &[u8] {
+        self.as_slices().0
+    }
+
+    /// Fills up to two `IoSlice`s with the stored runs, for a vectored
+    /// write.
+    #[cfg(feature = "std")]
+    fn chunks_vectored<'a>(&'a self, dst: &mut [std::io::IoSlice<'a>]) -> usize {
+        let (a, b) = self.as_slices();
+        let mut n = 0;
+        for run in [a, b] {
+            if run.is_empty() {
+                continue;
+            }
+            match dst.get_mut(n) {
+                Some(slot) => *slot = std::io::IoSlice::new(run),
+                None => break,
+            }
+            n += 1;
+        }
+        n
+    }
+
+    /// Same as [`RingBuffer::consume`].
+    #[inline]
+    fn advance(&mut self, cnt: usize) {
+        self.consume(cnt);
+    }
+
+    fn copy_to_slice(&mut self, dst: &mut [u8]) {
+        assert!(
+            dst.len() <= self.len,
+            "cannot copy {} bytes from a ring holding {}",
+            dst.len(),
+            self.len
+        );
+        self.read(dst);
+    }
+}
+
+// SAFETY: `chunk_mut` returns a slice of initialised storage (the ring never
+// holds uninitialised memory), `remaining_mut` is exact for a bounded ring
+// and a large upper bound for an unbounded one (which grows in `chunk_mut`
+// when no spare byte is left), and `advance_mut` panics instead of marking
+// bytes past the returned run as written. No unsafe code is used.
+unsafe impl bytes::BufMut for RingBuffer {
+    #[inline]
+    fn remaining_mut(&self) -> usize {
+        if self.bounded {
+            self.room()
+        } else {
+            isize::MAX as usize - self.len
+        }
+    }
+
+    /// Same as [`RingBuffer::commit`].
+    ///
+    /// # Safety
+    ///
+    /// Any `cnt` is memory-safe here since the ring's storage is always
+    /// initialised; the trait's contract asks callers to have written the
+    /// first `cnt` bytes of `chunk_mut`.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `cnt` exceeds the run `chunk_mut` returns.
+    #[inline]
+    unsafe fn advance_mut(&mut self, cnt: usize) {
+        self.commit(cnt);
+    }
+
+    /// The writable run after the stored bytes. An unbounded ring with no
+    /// room grows first, so the run is empty only when `remaining_mut` is 0.
+    #[inline]
+    fn chunk_mut(&mut self) -> &mut bytes::buf::UninitSlice {
+        if !self.bounded && self.room() == 0 {
+            self.grow(1);
+        }
+        bytes::buf::UninitSlice::new(self.spare_mut())
+    }
+
+    /// Appends all of `src` with at most two copies.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `src` does not fit in a bounded ring.
+    #[inline]
+    fn put_slice(&mut self, src: &[u8]) {
+        assert!(
+            src.len() <= self.remaining_mut(),
+            "cannot put {} bytes into a ring with room for {}",
+            src.len(),
+            self.remaining_mut()
+        );
+        self.write(src);
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::io::Read for RingBuffer {
+    /// Same as [`RingBuffer::read`]. An empty ring returns `Ok(0)`, which
+    /// readers treat as end of data.
+    #[inline]
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        Ok(RingBuffer::read(self, buf))
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::io::Write for RingBuffer {
+    /// Same as [`RingBuffer::write`]: never fails and never blocks.
+    ///
+    /// A full bounded ring returns `Ok(0)` for a non-empty `buf`, so
+    /// `write_all` on it fails with `ErrorKind::WriteZero` instead of
+    /// spinning; `write` reports partial acceptance as a short count.
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        Ok(RingBuffer::write(self, buf))
+    }
+
+    /// Does nothing: the ring is the destination.
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::io::BufRead for RingBuffer {
+    /// The first run of stored bytes; empty only when the ring is empty.
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        Ok(self.as_slices().0)
+    }
+
+    /// Same as [`RingBuffer::consume`].
+    fn consume(&mut self, amt: usize) {
+        RingBuffer::consume(self, amt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contents(r: &RingBuffer) -> Vec<u8> {
+        let (a, b) = r.as_slices();
+        let mut v = Vec::from(a);
+        v.extend_from_slice(b);
+        v
+    }
+
+    #[test]
+    fn head_resets_to_zero_when_drained() {
+        let mut r = RingBuffer::with_capacity(8);
+        r.write(b"abcdef");
+        r.consume(3);
+        assert_eq!(r.head, 3);
+        r.consume(3);
+        assert_eq!(r.head, 0);
+        r.write(b"xyz");
+        r.consume(1);
+        let mut out = [0u8; 8];
+        assert_eq!(r.read(&mut out), 2);
+        assert_eq!(r.head, 0);
+    }
+
+    #[test]
+    fn head_wraps_exactly_at_capacity() {
+        let mut r = RingBuffer::bounded(4);
+        r.write(b"abcd");
+        r.consume(2);
+        r.write(b"ef");
+        assert_eq!((r.head, r.tail()), (2, 2));
+        r.consume(2);
+        assert_eq!(r.head, 0);
+        assert_eq!(contents(&r), b"ef");
+    }
+
+    #[test]
+    fn grow_while_wrapped_appends_second_run_after_first() {
+        let mut r = RingBuffer::with_capacity(4);
+        r.write(b"abcd");
+        r.consume(3);
+        r.write(b"efg"); // wraps: d | efg
+        assert_eq!(r.head, 3);
+        r.write(b"hi"); // grows (to the minimum growth size)
+        assert_eq!(r.capacity(), MIN_GROWTH);
+        assert_eq!(r.head, 3);
+        assert_eq!(r.as_slices(), (&b"defghi"[..], &b""[..]));
+    }
+
+    #[test]
+    fn grow_from_zero_uses_minimum() {
+        let mut r = RingBuffer::new();
+        r.write(b"a");
+        assert_eq!(r.capacity(), MIN_GROWTH);
+    }
+
+    #[test]
+    fn spare_range_when_tail_sits_at_end() {
+        let mut r = RingBuffer::bounded(4);
+        r.write(b"abcd");
+        r.consume(1);
+        // data [1, 4): tail wraps to 0, spare is [0, 1).
+        assert_eq!(r.spare_range(), (0, 1));
+        r.commit(1);
+        assert_eq!(r.spare_range(), (0, 0));
+    }
+
+    #[test]
+    fn into_vec_moves_unwrapped_data_to_front_in_place() {
+        let mut r = RingBuffer::with_capacity(8);
+        r.write(b"abcdef");
+        r.consume(2);
+        let ptr = r.buf.as_ptr();
+        let v = r.into_vec();
+        assert_eq!(v, b"cdef");
+        assert_eq!(v.as_ptr(), ptr);
+        assert_eq!(v.capacity(), 8);
+    }
+}

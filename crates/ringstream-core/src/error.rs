@@ -100,6 +100,8 @@ pub enum Error {
     BodyOverflow,
     /// Fewer body bytes were written than the declared `Content-Length`.
     BodyUnderflow,
+    /// A response status code is not three digits (RFC 9110 §15).
+    InvalidStatus,
 }
 
 impl Error {
@@ -121,7 +123,7 @@ impl Error {
             Error::UnsupportedVersion => 505,
             Error::UnknownTransferCoding => 501,
             Error::BodyTooLarge => 413,
-            Error::BodyOverflow | Error::BodyUnderflow => 500,
+            Error::BodyOverflow | Error::BodyUnderflow | Error::InvalidStatus => 500,
             _ => 400,
         }
     }
@@ -165,6 +167,7 @@ impl Error {
             Error::UnexpectedEof => "unexpected end of message",
             Error::BodyOverflow => "body longer than content-length",
             Error::BodyUnderflow => "body shorter than content-length",
+            Error::InvalidStatus => "invalid status code",
         }
     }
 }

@@ -7,6 +7,14 @@
 //!
 //! The types shared by all three live here.
 
+pub mod decode;
+pub use decode::{ChunkedDecoder, Decoder, LengthDecoder, Progress, Trailers};
+pub mod encode;
+pub use encode::{
+    response_framing, write_response_head, ChunkPrefix, ChunkedEncoder, DateCache, HttpDate,
+    LengthEncoder, ResponseFraming,
+};
+
 /// The HTTP version of a message: ringstream speaks HTTP/1.0 and HTTP/1.1.
 ///
 /// # Examples

@@ -1,0 +1,1010 @@
+//! Body decoders: step over byte slices and report how many bytes were used.
+//!
+//! A decoder never reads: it is handed whatever bytes have arrived and
+//! answers with a [`Progress`] saying how many of them it used, which of them
+//! (if any) are body data, and whether the body is complete. "Need more
+//! bytes" is an ordinary result, never an error, so any split of the input
+//! (down to one byte at a time) decodes the same body.
+//!
+//! # Feeding order
+//!
+//! 1. Call [`Decoder::decode`] with the buffered bytes.
+//! 2. Drop `input[..progress.data.start]` (framing), hand
+//!    `input[progress.data.clone()]` to the body consumer (it may be split
+//!    off zero-copy), then drop `progress.consumed - progress.data.end` more
+//!    bytes (framing after the data).
+//! 3. Repeat while the call used bytes and the body is not finished; when a
+//!    call uses nothing (`consumed == 0`), read more input first.
+//! 4. When the peer closes the connection, call [`Decoder::finish_eof`]: it
+//!    completes a read-until-close body and reports a truncated one.
+//!
+//! Each call returns at most one contiguous data run. Bytes after a finished
+//! body are never consumed: they belong to the next message.
+//!
+//! Once a decoder has returned an error it stays failed and returns the same
+//! error from every later call. A framing error found *after* a data run in
+//! the same call is reported by the next call, so data that was valid is
+//! never withheld.
+
+use alloc::vec::Vec;
+use core::ops::Range;
+
+use crate::h1::BodyFraming;
+use crate::{Error, Limits};
+
+/// The result of one decode step over an input slice.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::decode::Decoder;
+///
+/// let mut decoder = Decoder::length(3);
+/// let progress = decoder.decode(b"abcdef").unwrap();
+/// assert_eq!(progress.consumed, 3);
+/// assert_eq!(progress.data, 0..3);
+/// assert!(progress.finished);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    /// Bytes of the input used (framing and data); the caller drops them.
+    pub consumed: usize,
+    /// Body bytes, as a range within `input[..consumed]`. May be empty; at
+    /// most one run per call.
+    pub data: Range<usize>,
+    /// The body (and its trailers) is complete; nothing after it belongs to
+    /// this body.
+    pub finished: bool,
+}
+
+impl Progress {
+    const fn new(consumed: usize, data: Range<usize>, finished: bool) -> Progress {
+        Progress {
+            consumed,
+            data,
+            finished,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Decoder
+// ---------------------------------------------------------------------------
+
+/// A request-body decoder: `Content-Length`, chunked, or read-until-close.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::decode::Decoder;
+/// use ringstream_core::Limits;
+///
+/// let mut decoder = Decoder::chunked(Limits::DEFAULT);
+/// let wire = b"5\r\nhello\r\n0\r\nx-sum: 42\r\n\r\n";
+/// let progress = decoder.decode(wire).unwrap();
+/// assert_eq!(&wire[progress.data.clone()], b"hello");
+/// assert_eq!(progress.consumed, wire.len());
+/// assert!(progress.finished);
+/// let trailers: Vec<_> = decoder.trailers().collect();
+/// assert_eq!(trailers, [("x-sum", &b"42"[..])]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Decoder {
+    kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Length(LengthDecoder),
+    Chunked(ChunkedDecoder),
+    Eof { finished: bool },
+}
+
+impl Decoder {
+    /// A decoder for a body of exactly `n` bytes (`Content-Length: n`).
+    ///
+    /// `Decoder::length(0)` is finished immediately.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    ///
+    /// assert!(Decoder::length(0).is_finished());
+    /// assert_eq!(Decoder::length(9).remaining_hint(), Some(9));
+    /// ```
+    pub const fn length(n: u64) -> Decoder {
+        Decoder {
+            kind: Kind::Length(LengthDecoder::new(n)),
+        }
+    }
+
+    /// A decoder for a chunked body (RFC 9112 §7.1), bounded by `limits`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut decoder = Decoder::chunked(Limits::DEFAULT);
+    /// assert!(decoder.decode(b"0\r\n\r\n").unwrap().finished);
+    /// ```
+    pub fn chunked(limits: Limits) -> Decoder {
+        Decoder {
+            kind: Kind::Chunked(ChunkedDecoder::new(limits)),
+        }
+    }
+
+    /// A decoder for a body that ends when the peer closes the connection.
+    ///
+    /// Every input byte is data; the body finishes only through
+    /// [`finish_eof`](Self::finish_eof).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    ///
+    /// let mut decoder = Decoder::eof();
+    /// assert_eq!(decoder.decode(b"abc").unwrap().data, 0..3);
+    /// decoder.finish_eof().unwrap();
+    /// assert!(decoder.is_finished());
+    /// ```
+    pub const fn eof() -> Decoder {
+        Decoder {
+            kind: Kind::Eof { finished: false },
+        }
+    }
+
+    /// The decoder for a request body framed as `framing`: no body is a
+    /// zero-length body.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    /// use ringstream_core::h1::BodyFraming;
+    /// use ringstream_core::Limits;
+    ///
+    /// assert!(Decoder::new(BodyFraming::None, Limits::DEFAULT).is_finished());
+    /// ```
+    pub fn new(framing: BodyFraming, limits: Limits) -> Decoder {
+        match framing {
+            BodyFraming::None => Decoder::length(0),
+            BodyFraming::Length(n) => Decoder::length(n),
+            BodyFraming::Chunked => Decoder::chunked(limits),
+        }
+    }
+
+    /// Decodes one step over `input`; see the [module docs](self) for the
+    /// feeding order.
+    ///
+    /// # Errors
+    ///
+    /// A chunked body returns the framing error it found (and every later
+    /// call returns it again). Length and read-until-close bodies never fail
+    /// here.
+    pub fn decode(&mut self, input: &[u8]) -> Result<Progress, Error> {
+        match &mut self.kind {
+            Kind::Length(d) => d.decode(input),
+            Kind::Chunked(d) => d.decode(input),
+            Kind::Eof { finished } => {
+                if *finished {
+                    Ok(Progress::new(0, 0..0, true))
+                } else {
+                    Ok(Progress::new(input.len(), 0..input.len(), false))
+                }
+            }
+        }
+    }
+
+    /// Tells the decoder the peer closed the connection.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnexpectedEof`] if a length or chunked body is incomplete (or
+    /// the error the decoder had already failed with). A read-until-close
+    /// body finishes successfully.
+    pub fn finish_eof(&mut self) -> Result<(), Error> {
+        match &mut self.kind {
+            Kind::Length(d) => d.finish_eof(),
+            Kind::Chunked(d) => d.finish_eof(),
+            Kind::Eof { finished } => {
+                *finished = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether the body is complete.
+    pub fn is_finished(&self) -> bool {
+        match &self.kind {
+            Kind::Length(d) => d.is_finished(),
+            Kind::Chunked(d) => d.is_finished(),
+            Kind::Eof { finished } => *finished,
+        }
+    }
+
+    /// Body bytes still expected, if known: the rest of a `Content-Length`
+    /// body, or the rest of the current chunk while inside chunk data.
+    pub fn remaining_hint(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::Length(d) => Some(d.remaining()),
+            Kind::Chunked(d) => d.remaining_hint(),
+            Kind::Eof { finished } => finished.then_some(0),
+        }
+    }
+
+    /// The trailer fields of a finished chunked body, in arrival order, with
+    /// their values trimmed of surrounding whitespace. Empty for other
+    /// bodies.
+    pub fn trailers(&self) -> Trailers<'_> {
+        match &self.kind {
+            Kind::Chunked(d) => d.trailers(),
+            _ => Trailers { rest: &[] },
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// LengthDecoder
+// ---------------------------------------------------------------------------
+
+/// Decoder for a body of known length (`Content-Length`, RFC 9112 §6.2).
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::decode::LengthDecoder;
+/// use ringstream_core::Error;
+///
+/// let mut decoder = LengthDecoder::new(5);
+/// let progress = decoder.decode(b"hel").unwrap();
+/// assert_eq!((progress.consumed, progress.finished), (3, false));
+/// assert_eq!(decoder.remaining(), 2);
+/// assert_eq!(decoder.finish_eof(), Err(Error::UnexpectedEof));
+/// ```
+#[derive(Debug, Clone)]
+pub struct LengthDecoder {
+    remaining: u64,
+    error: Option<Error>,
+}
+
+impl LengthDecoder {
+    /// A decoder expecting exactly `n` body bytes.
+    pub const fn new(n: u64) -> LengthDecoder {
+        LengthDecoder {
+            remaining: n,
+            error: None,
+        }
+    }
+
+    /// Takes up to the remaining length from `input`; all of it is data.
+    ///
+    /// # Errors
+    ///
+    /// Only the error a previous [`finish_eof`](Self::finish_eof) reported.
+    pub fn decode(&mut self, input: &[u8]) -> Result<Progress, Error> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let take = match usize::try_from(self.remaining) {
+            Ok(r) => r.min(input.len()),
+            Err(_) => input.len(),
+        };
+        // `take` never exceeds `remaining`, so this cannot underflow.
+        self.remaining -= take as u64;
+        Ok(Progress::new(take, 0..take, self.remaining == 0))
+    }
+
+    /// The peer closed the connection.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnexpectedEof`] if body bytes are still missing.
+    pub fn finish_eof(&mut self) -> Result<(), Error> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        if self.remaining > 0 {
+            self.error = Some(Error::UnexpectedEof);
+            return Err(Error::UnexpectedEof);
+        }
+        Ok(())
+    }
+
+    /// Whether every body byte has been taken.
+    pub const fn is_finished(&self) -> bool {
+        self.remaining == 0 && self.error.is_none()
+    }
+
+    /// Body bytes still expected.
+    pub const fn remaining(&self) -> u64 {
+        self.remaining
+    }
+}
+
+// ---------------------------------------------------------------------------
+// ChunkedDecoder
+// ---------------------------------------------------------------------------
+
+/// Decoder for the chunked transfer coding (RFC 9112 §7.1).
+///
+/// An incremental state machine: the chunk-size line, chunk extensions and
+/// CRLFs are parsed byte by byte into state (nothing is buffered), chunk data
+/// is handed out as ranges of the input, and trailer fields are collected
+/// (bounded by [`Limits::max_trailers_len`] and
+/// [`Limits::max_trailer_fields`]) so they are available once the body is
+/// finished.
+///
+/// Strictness:
+///
+/// - the chunk size is one or more hex digits (leading zeros allowed), with
+///   no sign, prefix or embedded whitespace, and must fit in a `u64`;
+/// - every line ends in CRLF: a bare LF or bare CR is an error;
+/// - chunk extensions follow `*( BWS ";" BWS name [ BWS "=" BWS value ] )`
+///   with token or quoted-string values, are ignored, and may total at most
+///   [`Limits::max_chunk_ext_len`] bytes per line; whitespace before the CRLF
+///   that ends the line is tolerated;
+/// - trailer lines are `name ":" OWS value OWS`; no obs-fold, no space before
+///   the colon, and none of the framing fields `Content-Length`,
+///   `Transfer-Encoding` or `Host` (RFC 9110 §6.5.1).
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::decode::ChunkedDecoder;
+/// use ringstream_core::Limits;
+///
+/// let wire = b"3;name=\"v\"\r\nabc\r\n0\r\n\r\nNEXT";
+/// let mut decoder = ChunkedDecoder::new(Limits::DEFAULT);
+/// let mut body = Vec::new();
+/// let mut input = &wire[..];
+/// loop {
+///     let progress = decoder.decode(input).unwrap();
+///     body.extend_from_slice(&input[progress.data.clone()]);
+///     input = &input[progress.consumed..];
+///     if progress.finished || progress.consumed == 0 {
+///         break;
+///     }
+/// }
+/// assert_eq!(body, b"abc");
+/// assert_eq!(input, b"NEXT");
+/// ```
+#[derive(Debug, Clone)]
+pub struct ChunkedDecoder {
+    state: State,
+    /// Chunk size being parsed, then the data bytes left in the chunk.
+    size: u64,
+    /// Extension bytes seen on the current chunk-size line.
+    ext_len: usize,
+    /// Completed trailer fields as `name ":" value "\n"`, followed by the
+    /// raw bytes of the line being collected.
+    trailers: Vec<u8>,
+    /// Length of the completed part of `trailers`.
+    trailers_done: usize,
+    /// Raw bytes of the trailer section seen so far, CRLFs included.
+    trailers_len: usize,
+    /// Trailer fields seen so far.
+    trailer_count: usize,
+    limits: Limits,
+    error: Option<Error>,
+}
+
+/// The chunked decoder's states. Each byte of framing moves the machine
+/// through one small function; chunk data is taken in bulk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Start of a chunk-size line: a hex digit is required.
+    SizeStart,
+    /// Inside the chunk-size digits.
+    Size,
+    /// Whitespace after the size: `;` or the line end must follow.
+    SizeBws,
+    /// After `;`: optional whitespace, then an extension name.
+    ExtNameStart,
+    /// Inside an extension name.
+    ExtName,
+    /// Whitespace after an extension name.
+    ExtNameBws,
+    /// After `=`: optional whitespace, then a token or quoted-string.
+    ExtValueStart,
+    /// Inside a token extension value.
+    ExtToken,
+    /// Inside a quoted-string extension value.
+    ExtQuoted,
+    /// After a backslash inside a quoted-string.
+    ExtQuotedPair,
+    /// After an extension value: whitespace, `;` or the line end.
+    ExtValueEnd,
+    /// After the CR ending a chunk-size line.
+    SizeLf,
+    /// Inside chunk data; `size` bytes remain.
+    Data,
+    /// Chunk data done: a CR is required.
+    DataCr,
+    /// After the CR following chunk data.
+    DataLf,
+    /// Start of a trailer line, or the CRLF ending the body.
+    TrailerStart,
+    /// Inside a trailer line.
+    TrailerLine,
+    /// After the CR ending a trailer line.
+    TrailerLf,
+    /// After the CR of the final empty line.
+    EndLf,
+    /// The body and its trailers are complete.
+    Done,
+}
+
+impl State {
+    /// Whether bytes handled in this state count towards the extension limit.
+    const fn is_extension(self) -> bool {
+        matches!(
+            self,
+            State::SizeBws
+                | State::ExtNameStart
+                | State::ExtName
+                | State::ExtNameBws
+                | State::ExtValueStart
+                | State::ExtToken
+                | State::ExtQuoted
+                | State::ExtQuotedPair
+                | State::ExtValueEnd
+        )
+    }
+}
+
+impl ChunkedDecoder {
+    /// A decoder at the start of a chunked body, bounded by `limits`.
+    pub const fn new(limits: Limits) -> ChunkedDecoder {
+        ChunkedDecoder {
+            state: State::SizeStart,
+            size: 0,
+            ext_len: 0,
+            trailers: Vec::new(),
+            trailers_done: 0,
+            trailers_len: 0,
+            trailer_count: 0,
+            limits,
+            error: None,
+        }
+    }
+
+    /// Decodes one step over `input`: framing up to and including at most
+    /// one run of chunk data, plus the framing that follows it up to the
+    /// next chunk's data or the end of the body.
+    ///
+    /// # Errors
+    ///
+    /// The framing error found, for example [`Error::InvalidChunkSize`],
+    /// [`Error::BareLf`] or [`Error::ForbiddenTrailer`]. The decoder then
+    /// stays failed.
+    pub fn decode(&mut self, input: &[u8]) -> Result<Progress, Error> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let mut pos = 0usize;
+        let mut data = 0..0;
+        loop {
+            match self.state {
+                State::Done => break,
+                State::Data => {
+                    if !data.is_empty() {
+                        // One data run per call.
+                        break;
+                    }
+                    let avail = input.len().saturating_sub(pos);
+                    if avail == 0 {
+                        break;
+                    }
+                    let take = match usize::try_from(self.size) {
+                        Ok(size) => size.min(avail),
+                        Err(_) => avail,
+                    };
+                    let end = pos.saturating_add(take);
+                    data = pos..end;
+                    pos = end;
+                    // `take <= size`, so this cannot underflow.
+                    self.size -= take as u64;
+                    if self.size == 0 {
+                        self.state = State::DataCr;
+                    }
+                    continue;
+                }
+                State::TrailerLine => {
+                    let rest = input.get(pos..).unwrap_or(&[]);
+                    let n = rest
+                        .iter()
+                        .position(|&b| b == b'\r' || b == b'\n')
+                        .unwrap_or(rest.len());
+                    if n > 0 {
+                        match self.collect_trailer_bytes(&rest[..n]) {
+                            Ok(()) => pos += n,
+                            Err(e) => return self.fail(e, pos, data),
+                        }
+                    }
+                }
+                _ => {}
+            }
+            let Some(&byte) = input.get(pos) else { break };
+            match self.step(byte) {
+                Ok(next) => {
+                    self.state = next;
+                    pos += 1;
+                }
+                Err(e) => return self.fail(e, pos, data),
+            }
+        }
+        Ok(Progress::new(pos, data, self.state == State::Done))
+    }
+
+    /// Records `e`. If this call already produced data, that data is
+    /// returned and the error is reported by the next call.
+    fn fail(&mut self, e: Error, pos: usize, data: Range<usize>) -> Result<Progress, Error> {
+        self.error = Some(e);
+        if data.is_empty() {
+            Err(e)
+        } else {
+            Ok(Progress::new(pos, data, false))
+        }
+    }
+
+    /// The peer closed the connection.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnexpectedEof`] unless the body is complete, or the error
+    /// the decoder had already failed with.
+    pub fn finish_eof(&mut self) -> Result<(), Error> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        if self.state != State::Done {
+            self.error = Some(Error::UnexpectedEof);
+            return Err(Error::UnexpectedEof);
+        }
+        Ok(())
+    }
+
+    /// Whether the last chunk and the trailer section have been decoded.
+    pub fn is_finished(&self) -> bool {
+        self.state == State::Done && self.error.is_none()
+    }
+
+    /// The data bytes left in the current chunk while inside chunk data,
+    /// zero once finished, otherwise unknown.
+    pub fn remaining_hint(&self) -> Option<u64> {
+        match self.state {
+            State::Data => Some(self.size),
+            State::Done => Some(0),
+            _ => None,
+        }
+    }
+
+    /// The trailer fields decoded so far (all of them once finished), in
+    /// arrival order, values trimmed of surrounding whitespace.
+    pub fn trailers(&self) -> Trailers<'_> {
+        Trailers {
+            rest: self.trailers.get(..self.trailers_done).unwrap_or(&[]),
+        }
+    }
+
+    /// Advances the machine by one framing byte.
+    fn step(&mut self, b: u8) -> Result<State, Error> {
+        let next = match self.state {
+            State::SizeStart => self.size_start(b),
+            State::Size => self.size_digit(b),
+            State::SizeBws => size_bws(b),
+            State::ExtNameStart => ext_name_start(b),
+            State::ExtName => ext_name(b),
+            State::ExtNameBws => ext_name_bws(b),
+            State::ExtValueStart => ext_value_start(b),
+            State::ExtToken => ext_token(b),
+            State::ExtQuoted => ext_quoted(b),
+            State::ExtQuotedPair => ext_quoted_pair(b),
+            State::ExtValueEnd => ext_value_end(b),
+            State::SizeLf => self.size_lf(b),
+            State::DataCr => data_cr(b),
+            State::DataLf => data_lf(b),
+            State::TrailerStart => self.trailer_start(b),
+            State::TrailerLine => self.trailer_line(b),
+            State::TrailerLf => self.trailer_lf(b),
+            State::EndLf => end_lf(b),
+            // The decode loop handles these without calling `step`.
+            State::Data | State::Done => Ok(self.state),
+        }?;
+        if next.is_extension() {
+            self.ext_len = self.ext_len.saturating_add(1);
+            if self.ext_len > self.limits.max_chunk_ext_len {
+                return Err(Error::ChunkExtensionTooLong);
+            }
+        }
+        Ok(next)
+    }
+
+    fn size_start(&mut self, b: u8) -> Result<State, Error> {
+        match hex_value(b) {
+            Some(v) => {
+                self.size = u64::from(v);
+                Ok(State::Size)
+            }
+            None => Err(Error::InvalidChunkSize),
+        }
+    }
+
+    fn size_digit(&mut self, b: u8) -> Result<State, Error> {
+        if let Some(v) = hex_value(b) {
+            self.size = self
+                .size
+                .checked_mul(16)
+                .and_then(|s| s.checked_add(u64::from(v)))
+                .ok_or(Error::ChunkSizeOverflow)?;
+            return Ok(State::Size);
+        }
+        match b {
+            b' ' | b'\t' => Ok(State::SizeBws),
+            b';' => Ok(State::ExtNameStart),
+            b'\r' => Ok(State::SizeLf),
+            b'\n' => Err(Error::BareLf),
+            _ => Err(Error::InvalidChunkSize),
+        }
+    }
+
+    fn size_lf(&mut self, b: u8) -> Result<State, Error> {
+        match b {
+            b'\n' => {
+                self.ext_len = 0;
+                if self.size == 0 {
+                    Ok(State::TrailerStart)
+                } else {
+                    Ok(State::Data)
+                }
+            }
+            _ => Err(Error::BareCr),
+        }
+    }
+
+    fn trailer_start(&mut self, b: u8) -> Result<State, Error> {
+        match b {
+            b'\r' => Ok(State::EndLf),
+            b'\n' => Err(Error::BareLf),
+            b' ' | b'\t' if self.trailer_count > 0 => Err(Error::ObsFold),
+            _ => {
+                if self.trailer_count >= self.limits.max_trailer_fields {
+                    return Err(Error::TrailersTooLarge);
+                }
+                self.trailer_count += 1;
+                self.collect_trailer_bytes(&[b])?;
+                Ok(State::TrailerLine)
+            }
+        }
+    }
+
+    fn trailer_line(&mut self, b: u8) -> Result<State, Error> {
+        match b {
+            b'\r' => Ok(State::TrailerLf),
+            b'\n' => Err(Error::BareLf),
+            _ => {
+                self.collect_trailer_bytes(&[b])?;
+                Ok(State::TrailerLine)
+            }
+        }
+    }
+
+    fn trailer_lf(&mut self, b: u8) -> Result<State, Error> {
+        match b {
+            b'\n' => {
+                self.add_trailers_len(2)?;
+                self.finish_trailer_line()?;
+                Ok(State::TrailerStart)
+            }
+            _ => Err(Error::BareCr),
+        }
+    }
+
+    fn add_trailers_len(&mut self, n: usize) -> Result<(), Error> {
+        self.trailers_len = self
+            .trailers_len
+            .checked_add(n)
+            .filter(|&len| len <= self.limits.max_trailers_len)
+            .ok_or(Error::TrailersTooLarge)?;
+        Ok(())
+    }
+
+    fn collect_trailer_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.add_trailers_len(bytes.len())?;
+        self.trailers.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Validates the trailer line collected after `trailers_done` and stores
+    /// it as `name ":" trimmed-value "\n"`.
+    fn finish_trailer_line(&mut self) -> Result<(), Error> {
+        let start = self.trailers_done;
+        let line = self.trailers.get(start..).unwrap_or(&[]);
+        let colon = line
+            .iter()
+            .position(|&b| b == b':')
+            .ok_or(Error::InvalidTrailer)?;
+        let (name, rest) = line.split_at(colon);
+        let value = rest.get(1..).unwrap_or(&[]);
+        if name.is_empty() || !name.iter().all(|&b| is_tchar(b)) {
+            return Err(Error::InvalidTrailer);
+        }
+        if !value.iter().all(|&b| is_field_vchar(b) || is_ws(b)) {
+            return Err(Error::InvalidTrailer);
+        }
+        if is_forbidden_trailer(name) {
+            return Err(Error::ForbiddenTrailer);
+        }
+        let lead = value.iter().take_while(|&&b| is_ws(b)).count();
+        let trail = value.iter().rev().take_while(|&&b| is_ws(b)).count();
+        let value_len = value.len().saturating_sub(lead).saturating_sub(trail);
+        // Positions within `self.trailers`: the value starts after the colon.
+        let value_at = start + colon + 1;
+        let src = value_at + lead;
+        self.trailers.copy_within(src..src + value_len, value_at);
+        self.trailers.truncate(value_at + value_len);
+        self.trailers.push(b'\n');
+        self.trailers_done = self.trailers.len();
+        Ok(())
+    }
+}
+
+fn size_bws(b: u8) -> Result<State, Error> {
+    match b {
+        b' ' | b'\t' => Ok(State::SizeBws),
+        b';' => Ok(State::ExtNameStart),
+        b'\r' => Ok(State::SizeLf),
+        b'\n' => Err(Error::BareLf),
+        _ => Err(Error::InvalidChunkSize),
+    }
+}
+
+fn ext_name_start(b: u8) -> Result<State, Error> {
+    match b {
+        b' ' | b'\t' => Ok(State::ExtNameStart),
+        b'\n' => Err(Error::BareLf),
+        _ if is_tchar(b) => Ok(State::ExtName),
+        _ => Err(Error::InvalidChunkExtension),
+    }
+}
+
+fn ext_name(b: u8) -> Result<State, Error> {
+    match b {
+        b' ' | b'\t' => Ok(State::ExtNameBws),
+        b'=' => Ok(State::ExtValueStart),
+        b';' => Ok(State::ExtNameStart),
+        b'\r' => Ok(State::SizeLf),
+        b'\n' => Err(Error::BareLf),
+        _ if is_tchar(b) => Ok(State::ExtName),
+        _ => Err(Error::InvalidChunkExtension),
+    }
+}
+
+fn ext_name_bws(b: u8) -> Result<State, Error> {
+    match b {
+        b' ' | b'\t' => Ok(State::ExtNameBws),
+        b'=' => Ok(State::ExtValueStart),
+        b';' => Ok(State::ExtNameStart),
+        b'\r' => Ok(State::SizeLf),
+        b'\n' => Err(Error::BareLf),
+        _ => Err(Error::InvalidChunkExtension),
+    }
+}
+
+fn ext_value_start(b: u8) -> Result<State, Error> {
+    match b {
+        b' ' | b'\t' => Ok(State::ExtValueStart),
+        b'"' => Ok(State::ExtQuoted),
+        b'\n' => Err(Error::BareLf),
+        _ if is_tchar(b) => Ok(State::ExtToken),
+        _ => Err(Error::InvalidChunkExtension),
+    }
+}
+
+fn ext_token(b: u8) -> Result<State, Error> {
+    match b {
+        b' ' | b'\t' => Ok(State::ExtValueEnd),
+        b';' => Ok(State::ExtNameStart),
+        b'\r' => Ok(State::SizeLf),
+        b'\n' => Err(Error::BareLf),
+        _ if is_tchar(b) => Ok(State::ExtToken),
+        _ => Err(Error::InvalidChunkExtension),
+    }
+}
+
+fn ext_quoted(b: u8) -> Result<State, Error> {
+    match b {
+        b'"' => Ok(State::ExtValueEnd),
+        b'\\' => Ok(State::ExtQuotedPair),
+        b'\n' => Err(Error::BareLf),
+        b'\t' | b' ' | 0x21 | 0x23..=0x5b | 0x5d..=0x7e | 0x80..=0xff => Ok(State::ExtQuoted),
+        _ => Err(Error::InvalidChunkExtension),
+    }
+}
+
+fn ext_quoted_pair(b: u8) -> Result<State, Error> {
+    match b {
+        b'\n' => Err(Error::BareLf),
+        b'\t' | b' ' | 0x21..=0x7e | 0x80..=0xff => Ok(State::ExtQuoted),
+        _ => Err(Error::InvalidChunkExtension),
+    }
+}
+
+fn ext_value_end(b: u8) -> Result<State, Error> {
+    match b {
+        b' ' | b'\t' => Ok(State::ExtValueEnd),
+        b';' => Ok(State::ExtNameStart),
+        b'\r' => Ok(State::SizeLf),
+        b'\n' => Err(Error::BareLf),
+        _ => Err(Error::InvalidChunkExtension),
+    }
+}
+
+fn data_cr(b: u8) -> Result<State, Error> {
+    match b {
+        b'\r' => Ok(State::DataLf),
+        b'\n' => Err(Error::BareLf),
+        _ => Err(Error::MissingChunkCrlf),
+    }
+}
+
+fn data_lf(b: u8) -> Result<State, Error> {
+    match b {
+        b'\n' => Ok(State::SizeStart),
+        _ => Err(Error::BareCr),
+    }
+}
+
+fn end_lf(b: u8) -> Result<State, Error> {
+    match b {
+        b'\n' => Ok(State::Done),
+        _ => Err(Error::BareCr),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Trailers
+// ---------------------------------------------------------------------------
+
+/// Iterator over decoded trailer fields as `(name, value)` pairs.
+///
+/// Names are as received (trailer names are case-insensitive; compare with
+/// [`str::eq_ignore_ascii_case`]); values are trimmed of surrounding
+/// whitespace.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::decode::Decoder;
+/// use ringstream_core::Limits;
+///
+/// let mut decoder = Decoder::chunked(Limits::DEFAULT);
+/// decoder.decode(b"0\r\nA: 1\r\nB:  two \r\n\r\n").unwrap();
+/// let fields: Vec<_> = decoder.trailers().collect();
+/// assert_eq!(fields, [("A", &b"1"[..]), ("B", &b"two"[..])]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Trailers<'a> {
+    /// Completed fields, each `name ":" value "\n"`.
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for Trailers<'a> {
+    type Item = (&'a str, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.rest.is_empty() {
+                return None;
+            }
+            let end = self
+                .rest
+                .iter()
+                .position(|&b| b == b'\n')
+                .unwrap_or(self.rest.len());
+            let line = self.rest.get(..end).unwrap_or(&[]);
+            self.rest = self.rest.get(end + 1..).unwrap_or(&[]);
+            let Some(colon) = line.iter().position(|&b| b == b':') else {
+                continue;
+            };
+            let (name, value) = line.split_at(colon);
+            // Names were validated as tokens, which are ASCII.
+            if let Ok(name) = core::str::from_utf8(name) {
+                return Some((name, value.get(1..).unwrap_or(&[])));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Byte classes
+// ---------------------------------------------------------------------------
+
+/// The value of a hex digit.
+#[inline]
+const fn hex_value(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// `tchar` (RFC 9110 §5.6.2).
+#[inline]
+pub(crate) const fn is_tchar(b: u8) -> bool {
+    matches!(
+        b,
+        b'!' | b'#'
+            | b'$'
+            | b'%'
+            | b'&'
+            | b'\''
+            | b'*'
+            | b'+'
+            | b'-'
+            | b'.'
+            | b'^'
+            | b'_'
+            | b'`'
+            | b'|'
+            | b'~'
+            | b'0'..=b'9'
+            | b'a'..=b'z'
+            | b'A'..=b'Z'
+    )
+}
+
+/// `VCHAR / obs-text`: a byte allowed inside a field value (RFC 9110 §5.5).
+#[inline]
+pub(crate) const fn is_field_vchar(b: u8) -> bool {
+    matches!(b, 0x21..=0x7e | 0x80..=0xff)
+}
+
+/// `SP / HTAB`.
+#[inline]
+pub(crate) const fn is_ws(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+/// Fields that must not appear in a trailer section because they frame or
+/// route the message (RFC 9110 §6.5.1).
+pub(crate) fn is_forbidden_trailer(name: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(b"content-length")
+        || name.eq_ignore_ascii_case(b"transfer-encoding")
+        || name.eq_ignore_ascii_case(b"host")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_line_states_follow_rfc_9112_section_7_1_1() {
+        let mut d = ChunkedDecoder::new(Limits::DEFAULT);
+        for &b in b"a ; n = \"q\\\"\" ;m=t" {
+            let next = d.step(b).unwrap();
+            d.state = next;
+        }
+        assert_eq!(d.state, State::ExtToken);
+        assert_eq!(d.size, 10);
+        assert_eq!(d.ext_len, 17);
+        d.state = d.step(b'\r').unwrap();
+        d.state = d.step(b'\n').unwrap();
+        assert_eq!(d.state, State::Data);
+        assert_eq!(d.ext_len, 0);
+    }
+
+    #[test]
+    fn trailer_values_are_trimmed_in_place() {
+        let mut d = ChunkedDecoder::new(Limits::DEFAULT);
+        d.decode(b"0\r\nA:\t x y \t\r\nB:\r\n").unwrap();
+        assert_eq!(d.trailers, b"A:x y\nB:\n");
+        assert_eq!(d.trailers().count(), 2);
+    }
+}

@@ -7,6 +7,8 @@
 //!
 //! The types shared by all three live here.
 
+pub mod head;
+pub use head::{Field, HeadParser, RequestHead, TargetForm, MAX_FIELDS};
 pub mod decode;
 pub use decode::{ChunkedDecoder, Decoder, LengthDecoder, Progress, Trailers};
 pub mod encode;

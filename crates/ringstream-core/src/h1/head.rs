@@ -1,0 +1,1008 @@
+//! Strict HTTP/1.1 request-head parsing (RFC 9112, RFC 9110).
+//!
+//! [`HeadParser`] is given the bytes received so far on a connection and
+//! answers one of three things:
+//!
+//! - `Ok(None)`: the head is not complete yet; call again with the same
+//!   buffer once more bytes have been appended to it;
+//! - `Ok(Some(head))`: a valid [`RequestHead`], its fields written into the
+//!   caller's slice, and the body framing decided;
+//! - `Err(error)`: the head is invalid; [`Error::status`] is the status code
+//!   to answer with before closing the connection.
+//!
+//! # How strict
+//!
+//! The bytes are first scanned for the end of the head, line by line, and
+//! each line is validated as soon as its CRLF arrives, so garbage is
+//! rejected early. The complete head is then tokenized with `httparse` and
+//! its fields are interpreted. The choices made where the RFCs allow more
+//! than one behaviour:
+//!
+//! - **Line endings** (RFC 9112 §2.2): only CRLF ends a line. A bare CR is
+//!   [`Error::BareCr`]; a bare LF is [`Error::MalformedHead`]. The RFC lets a
+//!   recipient accept a bare LF, but an intermediary that disagrees about
+//!   where a line ends is a request-smuggling vector, so ringstream refuses.
+//! - **Empty lines before the request line** (RFC 9112 §2.2) are skipped;
+//!   they count towards [`RequestHead::head_len`] and the head-size limit.
+//! - **Whitespace** before the first field is
+//!   [`Error::WhitespaceBeforeFirstField`], a later line starting with
+//!   whitespace (obs-fold) is [`Error::ObsFold`], whitespace between a field
+//!   name and its colon is [`Error::WhitespaceBeforeColon`].
+//! - **Field values** may hold HTAB, SP, visible ASCII and obs-text
+//!   (0x80–0xFF); any other control byte (NUL, DEL, ...) is
+//!   [`Error::InvalidFieldValue`]. Whitespace around a value is not part of
+//!   it (RFC 9110 §5.5), so `Content-Length:  5 ` means 5.
+//! - **Request-target** (RFC 9112 §3.2): only RFC 3986 characters are
+//!   allowed (a `%` must start a `%XX` escape); a fragment (`#`) is refused.
+//!   Origin-form for every method but `CONNECT`; absolute-form with the
+//!   `http` or `https` scheme (any case), no userinfo and a non-empty host;
+//!   authority-form (`host:port`) only for `CONNECT`; asterisk-form only for
+//!   `OPTIONS`. Anything else is [`Error::InvalidTarget`].
+//! - **Version** (RFC 9112 §2.3): `HTTP/1.0` and `HTTP/1.1`. Another
+//!   well-formed `HTTP/d.d` is [`Error::UnsupportedVersion`] (505), anything
+//!   else [`Error::MalformedHead`].
+//! - **Host** (RFC 9112 §3.2, RFC 9110 §7.2): exactly one on HTTP/1.1, at most
+//!   one on HTTP/1.0; its value is empty or `uri-host[:port]` with a port of
+//!   at most 65535 ([`Error::InvalidHost`]). For an absolute-form target the
+//!   target's authority is the one that counts and `Host` is not compared
+//!   with it.
+//! - **Body framing** (RFC 9112 §6.3): see [`RequestHead::framing`]. A
+//!   request carrying both `Content-Length` and `Transfer-Encoding` is
+//!   rejected ([`Error::ContentLengthWithTransferEncoding`]) rather than
+//!   having `Content-Length` ignored as §6.3 permits: the two headers
+//!   disagreeing between an intermediary and the server is the classic
+//!   request-smuggling attack, and no honest client sends both. Empty list
+//!   elements in `Content-Length` and `Transfer-Encoding` are refused for the
+//!   same reason.
+//!
+//! # Order of errors
+//!
+//! Errors are reported in the order of the bytes: the first byte that makes
+//! the head invalid decides, so the answer does not depend on how the bytes
+//! were split between calls. Within the request line the checks run method,
+//! target length, version, target form. The fields are then interpreted in
+//! order (`Host` and `Content-Length` values), after which come the missing
+//! `Host`, `Transfer-Encoding` on HTTP/1.0, both `Content-Length` and
+//! `Transfer-Encoding`, and the transfer codings.
+
+use core::mem::MaybeUninit;
+
+use super::{BodyFraming, Version};
+use crate::{Error, Limits};
+
+/// The most fields a head may carry, whatever [`Limits::max_fields`] says:
+/// a larger `max_fields` is clamped to this count (fields, not bytes).
+///
+/// The parser tokenizes fields into a stack array of this many entries, so
+/// parsing allocates nothing on the heap.
+pub const MAX_FIELDS: usize = 128;
+
+/// One field line of a request head: a name and its value.
+///
+/// Both borrow from the buffer that was parsed. The name is a token (so
+/// ASCII); the value has its surrounding whitespace removed and holds no
+/// CR, LF, NUL or other control byte except HTAB, but it may hold obs-text
+/// (bytes 0x80–0xFF), hence `&[u8]`.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::Field;
+///
+/// let mut fields = [Field::EMPTY; 16];
+/// assert_eq!(fields[0].name, "");
+/// fields[0] = Field { name: "Host", value: b"example.com" };
+/// assert_eq!(fields[0].value, b"example.com");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Field<'b> {
+    /// The field name, as sent (compare it case-insensitively).
+    pub name: &'b str,
+    /// The field value, without leading or trailing whitespace.
+    pub value: &'b [u8],
+}
+
+impl Field<'_> {
+    /// An empty field, to fill the storage passed to [`HeadParser::parse`].
+    pub const EMPTY: Self = Field {
+        name: "",
+        value: b"",
+    };
+}
+
+/// The form of a request-target (RFC 9112 §3.2).
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::{Field, HeadParser, TargetForm};
+/// use ringstream_core::Limits;
+///
+/// let mut parser = HeadParser::new(Limits::DEFAULT);
+/// let mut fields = [Field::EMPTY; 8];
+/// let head = parser
+///     .parse(b"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", &mut fields)?
+///     .expect("complete head");
+/// assert_eq!(head.target_form, TargetForm::Asterisk);
+/// # Ok::<(), ringstream_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TargetForm {
+    /// `/path?query`: the usual form, for any method but `CONNECT`.
+    Origin,
+    /// `http://host[:port]/path?query` or the same with `https`.
+    Absolute,
+    /// `host:port`, only with `CONNECT`.
+    Authority,
+    /// `*`, only with `OPTIONS`.
+    Asterisk,
+}
+
+/// A validated request head.
+///
+/// Everything borrows from the parsed buffer; the fields themselves are in
+/// the slice given to [`HeadParser::parse`], `&fields[..field_count]`.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::{BodyFraming, Field, HeadParser, Version};
+/// use ringstream_core::Limits;
+///
+/// let buf = b"POST /upload HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\n\r\nhello";
+/// let mut parser = HeadParser::new(Limits::DEFAULT);
+/// let mut fields = [Field::EMPTY; 16];
+/// let head = parser.parse(buf, &mut fields)?.expect("complete head");
+///
+/// assert_eq!(head.method, "POST");
+/// assert_eq!(head.target, "/upload");
+/// assert_eq!(head.version, Version::Http11);
+/// assert_eq!(head.framing, BodyFraming::Length(5));
+/// assert!(head.keep_alive);
+/// assert_eq!(&buf[head.head_len..], b"hello");
+/// assert_eq!(head.field(&fields, "host"), Some(&b"example.com"[..]));
+/// # Ok::<(), ringstream_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestHead<'b> {
+    /// The method, a token, case-sensitive (`GET`, `POST`, ...).
+    pub method: &'b str,
+    /// The request-target exactly as sent.
+    pub target: &'b str,
+    /// Which of the four forms the target has.
+    pub target_form: TargetForm,
+    /// HTTP/1.0 or HTTP/1.1.
+    pub version: Version,
+    /// How many fields were written to the caller's slice.
+    pub field_count: usize,
+    /// How the body is delimited (RFC 9112 §6.3): `Chunked` when
+    /// `Transfer-Encoding` ends in `chunked`, `Length(n)` from
+    /// `Content-Length`, otherwise `None` (a request without either has no
+    /// body).
+    pub framing: BodyFraming,
+    /// Whether the connection may carry another request after this one
+    /// (RFC 9112 §9.3): on HTTP/1.1 unless `Connection` lists `close`; on
+    /// HTTP/1.0 only if `Connection` lists `keep-alive` and not `close`.
+    pub keep_alive: bool,
+    /// Whether an HTTP/1.1 request carries `Expect: 100-continue`
+    /// (RFC 9110 §10.1.1; ignored on HTTP/1.0). Any other expectation is left
+    /// to the caller, in the fields.
+    pub expect_continue: bool,
+    /// Length of the head in bytes, up to and including the final CRLF CRLF;
+    /// the body (if any) starts at this offset of the buffer.
+    pub head_len: usize,
+}
+
+impl<'b> RequestHead<'b> {
+    /// The fields of this head, out of the slice given to
+    /// [`HeadParser::parse`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT)
+    ///     .parse(b"GET / HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n", &mut fields)?
+    ///     .expect("complete head");
+    /// let names: Vec<&str> = head.fields(&fields).iter().map(|f| f.name).collect();
+    /// assert_eq!(names, ["Host", "Accept"]);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
+    pub fn fields<'f>(&self, fields: &'f [Field<'b>]) -> &'f [Field<'b>] {
+        fields.get(..self.field_count).unwrap_or(fields)
+    }
+
+    /// The value of the first field called `name` (compared
+    /// case-insensitively), if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT)
+    ///     .parse(b"GET / HTTP/1.1\r\nHost: a\r\nX-Id: 7\r\n\r\n", &mut fields)?
+    ///     .expect("complete head");
+    /// assert_eq!(head.field(&fields, "x-id"), Some(&b"7"[..]));
+    /// assert_eq!(head.field(&fields, "cookie"), None);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
+    pub fn field(&self, fields: &[Field<'b>], name: &str) -> Option<&'b [u8]> {
+        self.fields(fields)
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(name))
+            .map(|f| f.value)
+    }
+}
+
+/// Incremental, strict parser of HTTP/1.1 request heads.
+///
+/// Feed it the buffer of bytes received so far; when it answers `Ok(None)`,
+/// append more bytes to the same buffer and call again. It remembers how far
+/// it has scanned, so a head that arrives one byte at a time costs O(n) in
+/// total. Once it has answered an error it keeps answering that error until
+/// [`reset`](HeadParser::reset); once it has answered a head, a new call
+/// with the same buffer answers the same head.
+///
+/// The buffer passed must start with the head and keep its earlier bytes
+/// from call to call. Passing a shorter buffer restarts the scan; passing
+/// unrelated bytes gives unspecified (but never panicking) answers.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::{Field, HeadParser};
+/// use ringstream_core::Limits;
+///
+/// let wire = b"GET /index.html HTTP/1.1\r\nHost: example.com\r\n\r\n";
+/// let mut parser = HeadParser::new(Limits::DEFAULT);
+/// let mut fields = [Field::EMPTY; 32];
+///
+/// // Bytes trickle in: "need more" is an ordinary answer.
+/// assert_eq!(parser.parse(&wire[..20], &mut fields)?, None);
+/// let head = parser.parse(&wire[..], &mut fields)?.expect("complete head");
+/// assert_eq!(head.target, "/index.html");
+/// assert_eq!(head.head_len, wire.len());
+///
+/// // Before the next request on the same connection:
+/// parser.reset();
+/// # Ok::<(), ringstream_core::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct HeadParser {
+    limits: Limits,
+    scan: Scan,
+}
+
+/// How far the end-of-head scan has got, carried from call to call.
+#[derive(Debug, Clone, Copy)]
+struct Scan {
+    /// Next byte to examine.
+    pos: usize,
+    /// Start of the line being scanned.
+    line_start: usize,
+    /// The request line has been seen and validated.
+    request_line_done: bool,
+    /// Offset of the first SP of the request line, once seen.
+    first_sp: Option<usize>,
+    /// The SP ending the request-target has been seen.
+    target_done: bool,
+    /// Field lines seen so far.
+    field_lines: usize,
+    /// Version of the validated request line.
+    version: Version,
+    /// Target form of the validated request line.
+    form: TargetForm,
+    /// The final answer once known: the head length, or the error.
+    outcome: Option<Result<usize, Error>>,
+}
+
+impl Scan {
+    const START: Scan = Scan {
+        pos: 0,
+        line_start: 0,
+        request_line_done: false,
+        first_sp: None,
+        target_done: false,
+        field_lines: 0,
+        version: Version::Http11,
+        form: TargetForm::Origin,
+        outcome: None,
+    };
+}
+
+impl HeadParser {
+    /// A parser enforcing `limits` (`max_head_len`, `max_fields` clamped to
+    /// [`MAX_FIELDS`], `max_target_len`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::HeadParser;
+    /// use ringstream_core::Limits;
+    ///
+    /// let parser = HeadParser::new(Limits { max_head_len: 4096, ..Limits::DEFAULT });
+    /// assert_eq!(parser.limits().max_head_len, 4096);
+    /// ```
+    pub const fn new(limits: Limits) -> Self {
+        HeadParser {
+            limits,
+            scan: Scan::START,
+        }
+    }
+
+    /// The limits this parser enforces.
+    pub const fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Forgets the current head, before parsing the next request on the
+    /// connection (whose bytes then start at offset 0 of the buffer passed).
+    pub fn reset(&mut self) {
+        self.scan = Scan::START;
+    }
+
+    /// Parses the request head at the start of `buf`.
+    ///
+    /// Returns `Ok(None)` when `buf` holds only part of a head: call again
+    /// with the same buffer once it has grown. On success the fields are
+    /// written to `fields[..head.field_count]`; the body starts at
+    /// `buf[head.head_len..]`.
+    ///
+    /// `fields` is the caller's storage: a head with more fields than
+    /// `fields.len()`, [`Limits::max_fields`] or [`MAX_FIELDS`] (whichever
+    /// is smallest) is rejected. Parsing allocates nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{BodyFraming, Field, HeadParser};
+    /// use ringstream_core::{Error, Limits};
+    ///
+    /// let mut parser = HeadParser::new(Limits::DEFAULT);
+    /// let mut fields = [Field::EMPTY; 16];
+    /// let head = parser
+    ///     .parse(b"PUT /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", &mut fields)?
+    ///     .expect("complete head");
+    /// assert_eq!(head.framing, BodyFraming::Chunked);
+    ///
+    /// parser.reset();
+    /// let err = parser.parse(b"GET / HTTP/1.1\r\n\r\n", &mut fields).unwrap_err();
+    /// assert_eq!(err, Error::MissingHost);
+    /// assert_eq!(err.status(), 400);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Any [`Error`] of the request-line, field or body-framing groups; see
+    /// the [module documentation](self) for the rules and their order. In
+    /// particular [`Error::HeadTooLarge`] as soon as `buf` holds more than
+    /// `max_head_len` bytes without a complete head, and
+    /// [`Error::TargetTooLong`] as soon as the request-target grows past
+    /// `max_target_len`, even before the head is complete.
+    pub fn parse<'b>(
+        &mut self,
+        buf: &'b [u8],
+        fields: &mut [Field<'b>],
+    ) -> Result<Option<RequestHead<'b>>, Error> {
+        let cap = fields.len().min(self.limits.max_fields).min(MAX_FIELDS);
+        let head_len = match self.scan.outcome {
+            Some(Err(e)) => return Err(e),
+            Some(Ok(len)) if len <= buf.len() => len,
+            _ => {
+                if buf.len() < self.scan.pos {
+                    self.scan = Scan::START;
+                }
+                match self.advance(buf, cap) {
+                    Ok(Some(len)) => len,
+                    Ok(None) => return Ok(None),
+                    Err(e) => return Err(self.fail(e)),
+                }
+            }
+        };
+        let version = self.scan.version;
+        let form = self.scan.form;
+        match finish(buf, head_len, cap, version, form, fields) {
+            Ok(head) => {
+                self.scan.outcome = Some(Ok(head_len));
+                Ok(Some(head))
+            }
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    fn fail(&mut self, e: Error) -> Error {
+        self.scan.outcome = Some(Err(e));
+        e
+    }
+
+    /// Continues the end-of-head scan; validates each line as its CRLF
+    /// arrives. Returns the head length once the empty line is found.
+    fn advance(&mut self, buf: &[u8], cap: usize) -> Result<Option<usize>, Error> {
+        let limit = buf.len().min(self.limits.max_head_len);
+        let s = &mut self.scan;
+        let mut i = s.pos;
+        while i < limit {
+            if !s.request_line_done {
+                // The request line (or an empty line before it): byte by
+                // byte, to catch a bad method or an overlong target early.
+                let Some(&b) = buf.get(i) else { break };
+                if b != b'\r' && b != b'\n' {
+                    track_request_line(s, buf, i, b, &self.limits)?;
+                    i += 1;
+                    continue;
+                }
+            } else {
+                // Inside fields only line ends matter until a line is whole.
+                let rest = buf.get(i..limit).unwrap_or_default();
+                match rest.iter().position(|&b| b == b'\r' || b == b'\n') {
+                    Some(off) => i += off,
+                    None => {
+                        i = limit;
+                        break;
+                    }
+                }
+            }
+            match buf.get(i) {
+                Some(b'\r') => match buf.get(i + 1) {
+                    None => break,
+                    // An LF past the size limit: the head is too large.
+                    Some(b'\n') if i + 1 >= limit => break,
+                    Some(b'\n') => i += 1,
+                    Some(_) => return Err(Error::BareCr),
+                },
+                Some(b'\n') => return Err(Error::MalformedHead),
+                _ => break,
+            }
+            // buf[i] is the LF of a CRLF; the line is buf[line_start..i - 1].
+            let line = buf.get(s.line_start..i - 1).unwrap_or_default();
+            i += 1;
+            if !s.request_line_done {
+                if !line.is_empty() {
+                    let rl = request_line(line, &self.limits)?;
+                    s.version = rl.version;
+                    s.form = rl.form;
+                    s.request_line_done = true;
+                }
+            } else if line.is_empty() {
+                s.pos = i;
+                return Ok(Some(i));
+            } else {
+                field_line(line, s.field_lines == 0)?;
+                s.field_lines += 1;
+                if s.field_lines > cap {
+                    return Err(Error::TooManyFields);
+                }
+            }
+            s.line_start = i;
+        }
+        s.pos = i;
+        if buf.len() > self.limits.max_head_len {
+            return Err(Error::HeadTooLarge);
+        }
+        Ok(None)
+    }
+}
+
+/// Checks one byte (not CR or LF) of the request line as it arrives: the
+/// method once its SP arrives, the target length as it grows.
+fn track_request_line(
+    s: &mut Scan,
+    buf: &[u8],
+    i: usize,
+    b: u8,
+    limits: &Limits,
+) -> Result<(), Error> {
+    match s.first_sp {
+        None if b == b' ' => {
+            let method = buf.get(s.line_start..i).unwrap_or_default();
+            if !is_token(method) {
+                return Err(Error::InvalidMethod);
+            }
+            s.first_sp = Some(i);
+        }
+        None => {}
+        Some(sp) if !s.target_done => {
+            if b == b' ' {
+                s.target_done = true;
+            } else if i - sp > limits.max_target_len {
+                return Err(Error::TargetTooLong);
+            }
+        }
+        Some(_) => {}
+    }
+    Ok(())
+}
+
+/// A validated request line.
+struct RequestLine {
+    version: Version,
+    form: TargetForm,
+}
+
+/// Validates a whole request line (without its CRLF): `method SP target SP
+/// version`, checked in that order.
+fn request_line(line: &[u8], limits: &Limits) -> Result<RequestLine, Error> {
+    let sp1 = line
+        .iter()
+        .position(|&b| b == b' ')
+        .ok_or(Error::MalformedHead)?;
+    let method = line.get(..sp1).unwrap_or_default();
+    if !is_token(method) {
+        return Err(Error::InvalidMethod);
+    }
+    let rest = line.get(sp1 + 1..).unwrap_or_default();
+    let sp2 = rest.iter().position(|&b| b == b' ');
+    let target = rest.get(..sp2.unwrap_or(rest.len())).unwrap_or_default();
+    if target.len() > limits.max_target_len {
+        return Err(Error::TargetTooLong);
+    }
+    let sp2 = sp2.ok_or(Error::MalformedHead)?;
+    let version = rest.get(sp2 + 1..).unwrap_or_default();
+    let version = match version {
+        b"HTTP/1.1" => Version::Http11,
+        b"HTTP/1.0" => Version::Http10,
+        [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
+            if major.is_ascii_digit() && minor.is_ascii_digit() =>
+        {
+            return Err(Error::UnsupportedVersion)
+        }
+        _ => return Err(Error::MalformedHead),
+    };
+    if target.is_empty() {
+        return Err(Error::MalformedHead);
+    }
+    let form = target_form(method, target)?;
+    Ok(RequestLine { version, form })
+}
+
+/// Decides the form of `target` and whether `method` may use it
+/// (RFC 9112 §3.2).
+fn target_form(method: &[u8], target: &[u8]) -> Result<TargetForm, Error> {
+    let connect = method == b"CONNECT";
+    let form = if target == b"*" {
+        if method != b"OPTIONS" {
+            return Err(Error::InvalidTarget);
+        }
+        TargetForm::Asterisk
+    } else if target.first() == Some(&b'/') {
+        if !is_path_query(target) {
+            return Err(Error::InvalidTarget);
+        }
+        TargetForm::Origin
+    } else if let Some(rest) = strip_scheme(target) {
+        let end = rest
+            .iter()
+            .position(|&b| b == b'/' || b == b'?')
+            .unwrap_or(rest.len());
+        let authority = rest.get(..end).unwrap_or_default();
+        let path = rest.get(end..).unwrap_or_default();
+        if !is_host_port(authority, false) || !is_path_query(path) {
+            return Err(Error::InvalidTarget);
+        }
+        TargetForm::Absolute
+    } else if connect && is_host_port(target, true) {
+        return Ok(TargetForm::Authority);
+    } else {
+        return Err(Error::InvalidTarget);
+    };
+    if connect {
+        return Err(Error::InvalidTarget);
+    }
+    Ok(form)
+}
+
+/// The part of an absolute-form target after `http://` or `https://`
+/// (scheme compared case-insensitively), if it has one of those schemes.
+fn strip_scheme(target: &[u8]) -> Option<&[u8]> {
+    for scheme in [&b"http://"[..], &b"https://"[..]] {
+        if let Some(head) = target.get(..scheme.len()) {
+            if head.eq_ignore_ascii_case(scheme) {
+                return target.get(scheme.len()..);
+            }
+        }
+    }
+    None
+}
+
+/// Validates one field line (without its CRLF). `first` is the line right
+/// after the request line.
+fn field_line(line: &[u8], first: bool) -> Result<(), Error> {
+    if let Some(b' ' | b'\t') = line.first() {
+        return Err(if first {
+            Error::WhitespaceBeforeFirstField
+        } else {
+            Error::ObsFold
+        });
+    }
+    let colon = line
+        .iter()
+        .position(|&b| b == b':')
+        .ok_or(Error::MalformedHead)?;
+    let name = line.get(..colon).unwrap_or_default();
+    let trimmed = trim_end_ows(name);
+    if trimmed.len() < name.len() && is_token(trimmed) {
+        return Err(Error::WhitespaceBeforeColon);
+    }
+    if !is_token(name) {
+        return Err(Error::InvalidFieldName);
+    }
+    let value = line.get(colon + 1..).unwrap_or_default();
+    if !value.iter().all(|&b| is_field_byte(b)) {
+        return Err(Error::InvalidFieldValue);
+    }
+    Ok(())
+}
+
+/// Tokenizes the complete, already line-validated head with `httparse`,
+/// copies the fields out and interprets them.
+fn finish<'b>(
+    buf: &'b [u8],
+    head_len: usize,
+    cap: usize,
+    version: Version,
+    target_form: TargetForm,
+    fields: &mut [Field<'b>],
+) -> Result<RequestHead<'b>, Error> {
+    let head = buf.get(..head_len).ok_or(Error::MalformedHead)?;
+    let mut storage: [MaybeUninit<httparse::Header<'b>>; MAX_FIELDS] =
+        [const { MaybeUninit::uninit() }; MAX_FIELDS];
+    let storage = storage.get_mut(..cap).ok_or(Error::TooManyFields)?;
+    let mut req = httparse::Request::new(&mut []);
+    match req.parse_with_uninit_headers(head, storage) {
+        Ok(httparse::Status::Complete(n)) if n == head_len => {}
+        Err(httparse::Error::TooManyHeaders) => return Err(Error::TooManyFields),
+        _ => return Err(Error::MalformedHead),
+    }
+    let (Some(method), Some(target), Some(minor)) = (req.method, req.path, req.version) else {
+        return Err(Error::MalformedHead);
+    };
+    let parsed_version = if minor == 1 {
+        Version::Http11
+    } else {
+        Version::Http10
+    };
+    if parsed_version != version {
+        return Err(Error::MalformedHead);
+    }
+    let field_count = req.headers.len();
+    let out = fields.get_mut(..field_count).ok_or(Error::TooManyFields)?;
+    for (dst, src) in out.iter_mut().zip(req.headers.iter()) {
+        *dst = Field {
+            name: src.name,
+            value: src.value,
+        };
+    }
+    let meaning = interpret(out, version)?;
+    Ok(RequestHead {
+        method,
+        target,
+        target_form,
+        version,
+        field_count,
+        framing: meaning.framing,
+        keep_alive: meaning.keep_alive,
+        expect_continue: meaning.expect_continue,
+        head_len,
+    })
+}
+
+/// What the fields say about the message.
+struct Meaning {
+    framing: BodyFraming,
+    keep_alive: bool,
+    expect_continue: bool,
+}
+
+/// Interprets `Host`, `Content-Length`, `Transfer-Encoding`, `Connection`
+/// and `Expect`, in the order given in the module documentation.
+fn interpret(fields: &[Field<'_>], version: Version) -> Result<Meaning, Error> {
+    let http11 = version == Version::Http11;
+    let mut hosts = 0usize;
+    let mut content_length: Option<u64> = None;
+    let mut transfer_encoding = false;
+    let mut close = false;
+    let mut keep_alive_token = false;
+    let mut expect_continue = false;
+    for f in fields {
+        let name = f.name;
+        if name.eq_ignore_ascii_case("host") {
+            hosts += 1;
+            if hosts > 1 {
+                return Err(Error::DuplicateHost);
+            }
+            if !f.value.is_empty() && !is_host_port(f.value, false) {
+                return Err(Error::InvalidHost);
+            }
+        } else if name.eq_ignore_ascii_case("content-length") {
+            for element in list(f.value) {
+                let n = parse_decimal(element).ok_or(Error::InvalidContentLength)?;
+                match content_length {
+                    Some(prev) if prev != n => return Err(Error::InvalidContentLength),
+                    _ => content_length = Some(n),
+                }
+            }
+            if content_length.is_none() {
+                return Err(Error::InvalidContentLength);
+            }
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            transfer_encoding = true;
+        } else if name.eq_ignore_ascii_case("connection") {
+            for token in list(f.value) {
+                if token.eq_ignore_ascii_case(b"close") {
+                    close = true;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") {
+                    keep_alive_token = true;
+                }
+            }
+        } else if name.eq_ignore_ascii_case("expect") {
+            expect_continue |=
+                http11 && list(f.value).any(|e| e.eq_ignore_ascii_case(b"100-continue"));
+        }
+    }
+    if http11 && hosts == 0 {
+        return Err(Error::MissingHost);
+    }
+    let framing = if transfer_encoding {
+        if !http11 {
+            return Err(Error::TransferEncodingOnHttp10);
+        }
+        if content_length.is_some() {
+            return Err(Error::ContentLengthWithTransferEncoding);
+        }
+        transfer_codings(fields)?;
+        BodyFraming::Chunked
+    } else {
+        match content_length {
+            Some(n) => BodyFraming::Length(n),
+            None => BodyFraming::None,
+        }
+    };
+    let keep_alive = if http11 {
+        !close
+    } else {
+        keep_alive_token && !close
+    };
+    Ok(Meaning {
+        framing,
+        keep_alive,
+        expect_continue,
+    })
+}
+
+/// Checks the transfer codings of all `Transfer-Encoding` fields, taken
+/// together as one list (RFC 9112 §6.1, §6.3).
+///
+/// A list whose final coding is not a bare `chunked`, which names `chunked`
+/// twice, or which holds an empty or malformed element leaves the body
+/// length undeterminable: [`Error::InvalidTransferEncoding`] (400). A
+/// well-framed list that also applies another coding (`gzip, chunked`) is
+/// [`Error::UnknownTransferCoding`] (501): ringstream implements no
+/// transfer coding but `chunked`.
+fn transfer_codings(fields: &[Field<'_>]) -> Result<(), Error> {
+    let mut chunked = 0usize;
+    let mut last_chunked = false;
+    let mut other = false;
+    let mut any = false;
+    for f in fields {
+        if !f.name.eq_ignore_ascii_case("transfer-encoding") {
+            continue;
+        }
+        for element in list(f.value) {
+            any = true;
+            let (coding, params) = match element.iter().position(|&b| b == b';') {
+                Some(semi) => (trim_ows(element.get(..semi).unwrap_or_default()), true),
+                None => (element, false),
+            };
+            if !is_token(coding) {
+                return Err(Error::InvalidTransferEncoding);
+            }
+            last_chunked = coding.eq_ignore_ascii_case(b"chunked") && !params;
+            if coding.eq_ignore_ascii_case(b"chunked") {
+                chunked += 1;
+            } else {
+                other = true;
+            }
+        }
+    }
+    if !any || chunked != 1 || !last_chunked {
+        return Err(Error::InvalidTransferEncoding);
+    }
+    if other {
+        return Err(Error::UnknownTransferCoding);
+    }
+    Ok(())
+}
+
+/// The elements of a comma-separated list, OWS trimmed. Empty elements are
+/// yielded (as empty slices) so the caller can refuse them.
+fn list(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value.split(|&b| b == b',').map(trim_ows)
+}
+
+/// `1*DIGIT` as a `u64`; `None` if empty, not all digits, or too large.
+fn parse_decimal(s: &[u8]) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    s.iter().try_fold(0u64, |n, &b| {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+    })
+}
+
+/// Whether `v` is `uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2):
+/// an IP-literal (`[` hex digits, `:` and `.` `]`) or a reg-name (unreserved,
+/// sub-delims, `%XX`), then an optional port of at most 65535. The host must
+/// not be empty; with `port_required` the port must be present and non-empty.
+fn is_host_port(v: &[u8], port_required: bool) -> bool {
+    let (host_ok, port) = if v.first() == Some(&b'[') {
+        let Some(close) = v.iter().position(|&b| b == b']') else {
+            return false;
+        };
+        let inner = v.get(1..close).unwrap_or_default();
+        let ok = !inner.is_empty()
+            && inner
+                .iter()
+                .all(|&b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
+        match v.get(close + 1..).unwrap_or_default() {
+            [] => (ok, None),
+            [b':', port @ ..] => (ok, Some(port)),
+            _ => return false,
+        }
+    } else {
+        let (host, port) = match v.iter().position(|&b| b == b':') {
+            Some(c) => (
+                v.get(..c).unwrap_or_default(),
+                Some(v.get(c + 1..).unwrap_or_default()),
+            ),
+            None => (v, None),
+        };
+        let ok = !host.is_empty() && is_uri_chars(host, |b| is_unreserved(b) || is_sub_delim(b));
+        (ok, port)
+    };
+    if !host_ok {
+        return false;
+    }
+    match port {
+        None => !port_required,
+        Some([]) => !port_required,
+        Some(p) => p.len() <= 5 && parse_decimal(p).is_some_and(|n| n <= 65535),
+    }
+}
+
+/// Whether `s` is `*( pchar / "/" / "?" )` (RFC 3986 path and query).
+fn is_path_query(s: &[u8]) -> bool {
+    is_uri_chars(s, |b| {
+        is_unreserved(b) || is_sub_delim(b) || matches!(b, b':' | b'@' | b'/' | b'?')
+    })
+}
+
+/// Whether every byte of `s` satisfies `allowed` or starts a `%XX` escape.
+fn is_uri_chars(s: &[u8], allowed: impl Fn(u8) -> bool) -> bool {
+    let mut i = 0;
+    while let Some(&b) = s.get(i) {
+        if b == b'%' {
+            let hex = |j: usize| s.get(j).is_some_and(u8::is_ascii_hexdigit);
+            if !(hex(i + 1) && hex(i + 2)) {
+                return false;
+            }
+            i += 3;
+        } else if allowed(b) {
+            i += 1;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// RFC 3986 unreserved.
+fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+/// RFC 3986 sub-delims.
+fn is_sub_delim(b: u8) -> bool {
+    matches!(
+        b,
+        b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
+    )
+}
+
+/// Whether `s` is a non-empty token (RFC 9110 §5.6.2).
+fn is_token(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(|&b| is_tchar(b))
+}
+
+/// RFC 9110 §5.6.2 tchar.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'!' | b'#'
+                | b'$'
+                | b'%'
+                | b'&'
+                | b'\''
+                | b'*'
+                | b'+'
+                | b'-'
+                | b'.'
+                | b'^'
+                | b'_'
+                | b'`'
+                | b'|'
+                | b'~'
+        )
+}
+
+/// A byte allowed in a field value: HTAB, SP, VCHAR, obs-text
+/// (RFC 9110 §5.5).
+fn is_field_byte(b: u8) -> bool {
+    b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80
+}
+
+fn trim_ows(s: &[u8]) -> &[u8] {
+    let start = s
+        .iter()
+        .position(|&b| b != b' ' && b != b'\t')
+        .unwrap_or(s.len());
+    trim_end_ows(s.get(start..).unwrap_or_default())
+}
+
+fn trim_end_ows(s: &[u8]) -> &[u8] {
+    let end = s
+        .iter()
+        .rposition(|&b| b != b' ' && b != b'\t')
+        .map_or(0, |p| p + 1);
+    s.get(..end).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_parsing_is_checked() {
+        assert_eq!(parse_decimal(b"0"), Some(0));
+        assert_eq!(parse_decimal(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_decimal(b"18446744073709551616"), None);
+        assert_eq!(parse_decimal(b""), None);
+        assert_eq!(parse_decimal(b"+5"), None);
+    }
+
+    #[test]
+    fn host_port_forms() {
+        assert!(is_host_port(b"example.com", false));
+        assert!(is_host_port(b"example.com:8080", true));
+        assert!(is_host_port(b"[::1]:80", true));
+        assert!(is_host_port(b"[::1]", false));
+        assert!(!is_host_port(b"[::1]", true));
+        assert!(!is_host_port(b"example.com:65536", false));
+        assert!(!is_host_port(b"a b", false));
+        assert!(!is_host_port(b"user@host", false));
+        assert!(!is_host_port(b"host/path", false));
+        assert!(!is_host_port(b"[]", false));
+        assert!(!is_host_port(b":80", false));
+    }
+
+    #[test]
+    fn scan_remembers_how_far_it_looked() {
+        let mut p = HeadParser::new(Limits::DEFAULT);
+        let mut fields = [Field::EMPTY; 4];
+        let wire = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+        assert_eq!(p.parse(&wire[..18], &mut fields), Ok(None));
+        assert_eq!(p.scan.pos, 18);
+        assert_eq!(p.scan.line_start, 16);
+        assert!(p.scan.request_line_done);
+    }
+}

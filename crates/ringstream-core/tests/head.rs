@@ -1023,6 +1023,67 @@ fn statuses_of_head_errors() {
     assert_eq!(Error::TransferEncodingOnHttp10.status(), 400);
 }
 
+// ---- allocations -----------------------------------------------------------------
+
+/// Counts heap allocations made by the current thread, so the check below is
+/// not disturbed by tests running in parallel.
+struct CountingAlloc;
+
+thread_local! {
+    static ALLOCS: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+}
+
+// SAFETY: forwards every call unchanged to the system allocator; the counter
+// is a const-initialised thread-local `Cell`, which never allocates.
+unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCS.with(|c| c.get());
+    f();
+    ALLOCS.with(|c| c.get()) - before
+}
+
+/// The server's budget is a handful of allocations per request: parsing a
+/// head, trickled or whole, accepted or rejected, makes none.
+#[test]
+fn parsing_allocates_nothing() {
+    let wire = b"POST /x?y=1 HTTP/1.1\r\nHost: example.com\r\nContent-Length: 3\r\n\
+                 Connection: keep-alive\r\nExpect: 100-continue\r\nAccept: */*\r\n\r\nabc";
+    let bad = b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n";
+    let mut fields = [Field::EMPTY; 64];
+    let mut parser = HeadParser::new(Limits::DEFAULT);
+    let n = allocations_during(|| {
+        for end in 0..wire.len() {
+            let _ = parser.parse(&wire[..end], &mut fields);
+        }
+        let head = parser.parse(wire, &mut fields).unwrap().unwrap();
+        assert_eq!(head.framing, BodyFraming::Length(3));
+        assert!(head.expect_continue);
+        parser.reset();
+        assert_eq!(
+            parser.parse(bad, &mut fields),
+            Err(Error::UnknownTransferCoding)
+        );
+    });
+    assert_eq!(n, 0);
+    // The counter does see allocations.
+    assert!(allocations_during(|| drop(std::hint::black_box(vec![0u8; 16]))) >= 1);
+}
+
 // ---- robustness ----------------------------------------------------------------------
 
 fn valid_heads() -> Vec<Vec<u8>> {

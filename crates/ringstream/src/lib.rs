@@ -7,3 +7,4 @@
 //! sockets.
 
 pub use ringstream_core as core;
+pub mod response; pub use response::{ResponseStream, ResponseWriter};

@@ -655,7 +655,14 @@ fn finish<'b>(
         [const { MaybeUninit::uninit() }; MAX_FIELDS];
     let storage = storage.get_mut(..cap).ok_or(Error::TooManyFields)?;
     let mut req = httparse::Request::new(&mut []);
-    match req.parse_with_uninit_headers(head, storage) {
+    let parsed = req.parse_with_uninit_headers(head, storage);
+    // Every line was validated during the scan, by rules at least as strict
+    // as httparse's; a disagreement is a bug here, caught by tests and fuzzing.
+    debug_assert!(
+        matches!(parsed, Ok(httparse::Status::Complete(n)) if n == head_len),
+        "httparse disagrees with the line validation: {parsed:?}"
+    );
+    match parsed {
         Ok(httparse::Status::Complete(n)) if n == head_len => {}
         Err(httparse::Error::TooManyHeaders) => return Err(Error::TooManyFields),
         _ => return Err(Error::MalformedHead),
@@ -668,6 +675,7 @@ fn finish<'b>(
     } else {
         Version::Http10
     };
+    debug_assert_eq!(parsed_version, version);
     if parsed_version != version {
         return Err(Error::MalformedHead);
     }

@@ -1161,3 +1161,16 @@ proptest! {
         prop_assert_eq!(p.head_len, wire.len());
     }
 }
+
+/// A later call with smaller field storage than the head needs is refused
+/// rather than truncating the fields.
+#[test]
+fn shrinking_field_storage_after_the_head_is_refused() {
+    let wire = get_with("A: 1\r\nB: 2\r\n");
+    let mut parser = HeadParser::new(Limits::DEFAULT);
+    assert!(parse_with(&mut parser, &wire, 8).unwrap().is_some());
+    assert_eq!(parse_with(&mut parser, &wire, 2), Err(Error::TooManyFields));
+    let mut parser = HeadParser::new(Limits::DEFAULT);
+    assert_eq!(parse_with(&mut parser, &wire[..wire.len() - 1], 8), Ok(None));
+    assert_eq!(parse_with(&mut parser, &wire, 2), Err(Error::TooManyFields));
+}

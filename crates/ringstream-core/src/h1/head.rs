@@ -250,8 +250,10 @@ impl<'b> RequestHead<'b> {
 /// with the same buffer answers the same head.
 ///
 /// The buffer passed must start with the head and keep its earlier bytes
-/// from call to call. Passing a shorter buffer restarts the scan; passing
-/// unrelated bytes gives unspecified (but never panicking) answers.
+/// from call to call, and `fields` should be the same storage each time.
+/// Passing a shorter buffer restarts the scan. Changing bytes already
+/// scanned is a logic error: the answers are then unspecified (release
+/// builds never panic; debug builds may stop on a debug assertion).
 ///
 /// # Examples
 ///
@@ -406,6 +408,10 @@ impl HeadParser {
                 }
             }
         };
+        if self.scan.field_lines > cap {
+            // Only when `fields` is shorter than on the call that found the end.
+            return Err(self.fail(Error::TooManyFields));
+        }
         let version = self.scan.version;
         let form = self.scan.form;
         match finish(buf, head_len, cap, version, form, fields) {

@@ -8,3 +8,4 @@
 
 pub use ringstream_core as core;
 pub mod response; pub use response::{ResponseStream, ResponseWriter};
+pub mod fs;

@@ -1,0 +1,398 @@
+//! Request-header logic for static files: entity-tag lists (RFC 9110
+//! §8.8.3, §13.1), byte ranges (§14) and `Accept-Encoding` (§12.5.3).
+//!
+//! Everything here works on header bytes and numbers only, so it is tested
+//! without a file system.
+
+/// One entity-tag from a list: its opaque part (quotes included) and
+/// whether it carried the `W/` weakness prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EntityTag<'a> {
+    weak: bool,
+    opaque: &'a [u8],
+}
+
+/// Splits an `If-None-Match`/`If-Match` value (`*` or a comma-separated list
+/// of entity-tags) and reports whether `ours` matches any member.
+///
+/// `ours` is a full strong tag including quotes (`"abc"`). With `weak`
+/// comparison (§8.8.3.2) the `W/` prefixes are ignored; with strong
+/// comparison a weak member never matches. A malformed list matches
+/// nothing.
+pub(crate) fn etag_list_matches(value: &[u8], ours: &str, weak: bool) -> bool {
+    let value = value.trim_ascii();
+    if value == b"*" {
+        return true;
+    }
+    let mut rest = value;
+    loop {
+        rest = skip_list_separators(rest);
+        if rest.is_empty() {
+            return false;
+        }
+        let Some((tag, after)) = entity_tag(rest) else {
+            return false;
+        };
+        if tag.opaque == ours.as_bytes() && (weak || !tag.weak) {
+            return true;
+        }
+        rest = after.trim_ascii_start();
+        match rest.first() {
+            None => return false,
+            Some(b',') => {}
+            Some(_) => return false,
+        }
+    }
+}
+
+/// Whether an `If-Range` value that is an entity-tag strongly matches
+/// `ours` (RFC 9110 §13.1.5: a weak tag never matches).
+pub(crate) fn if_range_tag_matches(value: &[u8], ours: &str) -> bool {
+    match entity_tag(value.trim_ascii()) {
+        Some((tag, rest)) => rest.is_empty() && !tag.weak && tag.opaque == ours.as_bytes(),
+        None => false,
+    }
+}
+
+fn skip_list_separators(mut s: &[u8]) -> &[u8] {
+    while let Some((&b, rest)) = s.split_first() {
+        if b == b',' || b == b' ' || b == b'\t' {
+            s = rest;
+        } else {
+            break;
+        }
+    }
+    s
+}
+
+/// `entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE`
+fn entity_tag(s: &[u8]) -> Option<(EntityTag<'_>, &[u8])> {
+    let (weak, s) = match s.strip_prefix(b"W/") {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    if s.first() != Some(&b'"') {
+        return None;
+    }
+    let body = s.get(1..)?;
+    let close = body.iter().position(|&b| b == b'"')?;
+    let inner = body.get(..close)?;
+    // etagc = %x21 / %x23-7E / obs-text
+    if !inner.iter().all(|&b| b == 0x21 || (0x23..=0x7e).contains(&b) || b >= 0x80) {
+        return None;
+    }
+    let opaque = s.get(..close + 2)?;
+    let rest = s.get(close + 2..)?;
+    Some((EntityTag { weak, opaque }, rest))
+}
+
+/// What a `Range` header asks of a representation of a known length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RangeRequest {
+    /// Serve the whole representation with `200`: the header is absent,
+    /// malformed, uses another unit, or lists more than one range.
+    Full,
+    /// Serve the inclusive byte range `start..=end` with `206`.
+    Partial {
+        /// First byte offset.
+        start: u64,
+        /// Last byte offset, inclusive.
+        end: u64,
+    },
+    /// No requested byte exists: `416` with `Content-Range: bytes */len`.
+    Unsatisfiable,
+}
+
+/// Interprets a `Range` value against a representation of `len` bytes
+/// (RFC 9110 §14.1.2).
+///
+/// Only a single `bytes` range is honoured; a header listing several ranges
+/// is ignored and the whole representation is served, which §14.2 allows
+/// and which spares the server a `multipart/byteranges` body. A malformed
+/// header is also ignored (§14.2: "MAY ignore"). `bytes=a-b` past the end is
+/// clamped to the last byte; `bytes=-n` selects the last `n` bytes (all of
+/// them when `n` exceeds the length); a first position at or past the end,
+/// or `bytes=-0`, is unsatisfiable.
+pub(crate) fn parse_range(value: &[u8], len: u64) -> RangeRequest {
+    let value = value.trim_ascii();
+    let Some(eq) = value.iter().position(|&b| b == b'=') else {
+        return RangeRequest::Full;
+    };
+    let (unit, set) = (value.get(..eq).unwrap_or_default(), value.get(eq + 1..).unwrap_or_default());
+    if !unit.trim_ascii().eq_ignore_ascii_case(b"bytes") {
+        return RangeRequest::Full;
+    }
+    // Empty list elements are allowed by the list syntax; more than one real
+    // range means "whole file".
+    let mut specs = set.split(|&b| b == b',').map(<[u8]>::trim_ascii).filter(|s| !s.is_empty());
+    let (Some(spec), None) = (specs.next(), specs.next()) else {
+        return RangeRequest::Full;
+    };
+    let Some(dash) = spec.iter().position(|&b| b == b'-') else {
+        return RangeRequest::Full;
+    };
+    let first = spec.get(..dash).unwrap_or_default();
+    let last = spec.get(dash + 1..).unwrap_or_default();
+    match (first.is_empty(), last.is_empty()) {
+        // "-n": suffix range.
+        (true, false) => match number(last) {
+            Some(0) => RangeRequest::Unsatisfiable,
+            Some(_) if len == 0 => RangeRequest::Unsatisfiable,
+            Some(n) => RangeRequest::Partial { start: len.saturating_sub(n), end: len - 1 },
+            None => RangeRequest::Full,
+        },
+        // "a-": from a to the end.
+        (false, true) => match number(first) {
+            Some(a) if a >= len => RangeRequest::Unsatisfiable,
+            Some(a) => RangeRequest::Partial { start: a, end: len - 1 },
+            None => RangeRequest::Full,
+        },
+        // "a-b"
+        (false, false) => match (number(first), number(last)) {
+            (Some(a), Some(b)) if a <= b => {
+                if a >= len {
+                    RangeRequest::Unsatisfiable
+                } else {
+                    RangeRequest::Partial { start: a, end: b.min(len - 1) }
+                }
+            }
+            _ => RangeRequest::Full,
+        },
+        (true, true) => RangeRequest::Full,
+    }
+}
+
+/// A non-empty run of ASCII digits that fits in a `u64`.
+fn number(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    s.iter().try_fold(0u64, |acc, &b| {
+        let d = u64::from(b.checked_sub(b'0').filter(|d| *d <= 9)?);
+        acc.checked_mul(10)?.checked_add(d)
+    })
+}
+
+/// A precompressed variant a file may have next to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// Brotli, `FILE.br`.
+    Br,
+    /// gzip, `FILE.gz`.
+    Gzip,
+}
+
+impl Encoding {
+    /// The `Content-Encoding` token.
+    pub(crate) const fn token(self) -> &'static str {
+        match self {
+            Encoding::Br => "br",
+            Encoding::Gzip => "gzip",
+        }
+    }
+
+    /// The file-name suffix of the variant.
+    pub(crate) const fn suffix(self) -> &'static str {
+        match self {
+            Encoding::Br => ".br",
+            Encoding::Gzip => ".gz",
+        }
+    }
+}
+
+/// The acceptable encodings among `offered`, most preferred first
+/// (RFC 9110 §12.5.3).
+///
+/// Each coding's weight is its own `q` (`x-gzip` counts as `gzip`), else the
+/// weight of `*`, else 0 — an absent header accepts no content coding here,
+/// so a client that says nothing gets the identity file. Weight 0, or a
+/// malformed weight, rules a coding out. Higher weight wins; on a tie Brotli
+/// comes first, as it is the smaller of the two.
+pub(crate) fn acceptable_encodings(
+    accept: Option<&[u8]>,
+    offered: &[Encoding],
+) -> Vec<Encoding> {
+    let Some(accept) = accept else {
+        return Vec::new();
+    };
+    let mut star = None;
+    let mut br = None;
+    let mut gzip = None;
+    for item in accept.split(|&b| b == b',') {
+        let mut parts = item.split(|&b| b == b';');
+        let coding = parts.next().unwrap_or_default().trim_ascii();
+        if coding.is_empty() {
+            continue;
+        }
+        let mut weight = Some(1000);
+        for param in parts {
+            let param = param.trim_ascii();
+            if let Some(q) = param.strip_prefix(b"q=").or_else(|| param.strip_prefix(b"Q=")) {
+                weight = qvalue(q);
+            }
+        }
+        let weight = weight.unwrap_or(0);
+        let slot = if coding == b"*" {
+            &mut star
+        } else if coding.eq_ignore_ascii_case(b"br") {
+            &mut br
+        } else if coding.eq_ignore_ascii_case(b"gzip") || coding.eq_ignore_ascii_case(b"x-gzip") {
+            &mut gzip
+        } else {
+            continue;
+        };
+        // Repeated codings: keep the most permissive weight.
+        *slot = Some(slot.map_or(weight, |w: u16| w.max(weight)));
+    }
+    let mut chosen: Vec<(Encoding, u16)> = offered
+        .iter()
+        .filter_map(|&e| {
+            let own = match e {
+                Encoding::Br => br,
+                Encoding::Gzip => gzip,
+            };
+            let w = own.or(star).unwrap_or(0);
+            (w > 0).then_some((e, w))
+        })
+        .collect();
+    chosen.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| rank(a.0).cmp(&rank(b.0))));
+    chosen.into_iter().map(|(e, _)| e).collect()
+}
+
+fn rank(e: Encoding) -> u8 {
+    match e {
+        Encoding::Br => 0,
+        Encoding::Gzip => 1,
+    }
+}
+
+/// `qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )`, in
+/// thousandths.
+fn qvalue(q: &[u8]) -> Option<u16> {
+    let (int, frac) = match q.iter().position(|&b| b == b'.') {
+        Some(dot) => (q.get(..dot)?, q.get(dot + 1..)?),
+        None => (q, &b""[..]),
+    };
+    if frac.len() > 3 || !frac.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut thousandths = 0u16;
+    for i in 0..3 {
+        let d = frac.get(i).map_or(0, |b| u16::from(b - b'0'));
+        thousandths = thousandths * 10 + d;
+    }
+    match int {
+        b"0" => Some(thousandths),
+        b"1" if thousandths == 0 => Some(1000),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TAG: &str = "\"1a-2b-3c\"";
+
+    // RFC 9110 §13.1.2: If-None-Match uses the weak comparison.
+    #[test]
+    fn if_none_match_lists() {
+        assert!(etag_list_matches(b"*", TAG, true));
+        assert!(etag_list_matches(b"\"1a-2b-3c\"", TAG, true));
+        assert!(etag_list_matches(b"W/\"1a-2b-3c\"", TAG, true));
+        assert!(etag_list_matches(b"\"x\", \"1a-2b-3c\"", TAG, true));
+        assert!(etag_list_matches(b" , \"x\" ,W/\"1a-2b-3c\" ", TAG, true));
+        assert!(!etag_list_matches(b"\"x\", \"y\"", TAG, true));
+        assert!(!etag_list_matches(b"1a-2b-3c", TAG, true));
+        assert!(!etag_list_matches(b"\"x\" \"1a-2b-3c\"", TAG, true));
+        assert!(!etag_list_matches(b"", TAG, true));
+        // A comma inside a tag is part of the tag.
+        assert!(etag_list_matches(b"\"a,b\"", "\"a,b\"", true));
+    }
+
+    // RFC 9110 §13.1.1: If-Match uses the strong comparison.
+    #[test]
+    fn strong_comparison_rejects_weak_tags() {
+        assert!(etag_list_matches(b"\"1a-2b-3c\"", TAG, false));
+        assert!(!etag_list_matches(b"W/\"1a-2b-3c\"", TAG, false));
+        assert!(if_range_tag_matches(b"\"1a-2b-3c\"", TAG));
+        assert!(!if_range_tag_matches(b"W/\"1a-2b-3c\"", TAG));
+        assert!(!if_range_tag_matches(b"\"1a-2b-3c\", \"x\"", TAG));
+    }
+
+    // RFC 9110 §14.1.2 examples, against a 10000-byte representation.
+    #[test]
+    fn single_ranges() {
+        use RangeRequest::*;
+        let r = |s: &str| parse_range(s.as_bytes(), 10_000);
+        assert_eq!(r("bytes=0-499"), Partial { start: 0, end: 499 });
+        assert_eq!(r("bytes=500-999"), Partial { start: 500, end: 999 });
+        assert_eq!(r("bytes=-500"), Partial { start: 9500, end: 9999 });
+        assert_eq!(r("bytes=9500-"), Partial { start: 9500, end: 9999 });
+        assert_eq!(r("bytes=0-0"), Partial { start: 0, end: 0 });
+        assert_eq!(r("bytes=-1"), Partial { start: 9999, end: 9999 });
+        assert_eq!(r("bytes=0-99999"), Partial { start: 0, end: 9999 });
+        assert_eq!(r("bytes=-99999"), Partial { start: 0, end: 9999 });
+        assert_eq!(r("BYTES = 1-2"), Partial { start: 1, end: 2 });
+        assert_eq!(r("bytes=1-2,"), Partial { start: 1, end: 2 });
+        assert_eq!(r("bytes=10000-"), Unsatisfiable);
+        assert_eq!(r("bytes=10000-20000"), Unsatisfiable);
+        assert_eq!(r("bytes=-0"), Unsatisfiable);
+        assert_eq!(parse_range(b"bytes=0-", 0), Unsatisfiable);
+        assert_eq!(parse_range(b"bytes=-5", 0), Unsatisfiable);
+    }
+
+    // RFC 9110 §14.2: a server may ignore what it does not handle.
+    #[test]
+    fn ignored_ranges() {
+        let r = |s: &str| parse_range(s.as_bytes(), 10_000);
+        for value in [
+            "",
+            "bytes",
+            "bytes=",
+            "bytes=-",
+            "bytes=5-1",
+            "bytes=a-b",
+            "bytes=1-2-3",
+            "bytes=0-1,5-6",
+            "items=0-5",
+            "bytes=99999999999999999999999-",
+            "bytes=+1-2",
+        ] {
+            assert_eq!(r(value), RangeRequest::Full, "{value}");
+        }
+    }
+
+    #[test]
+    fn accept_encoding_weights() {
+        use Encoding::*;
+        let both = [Br, Gzip];
+        let a = |s: &str| acceptable_encodings(Some(s.as_bytes()), &both);
+        assert_eq!(acceptable_encodings(None, &both), vec![]);
+        assert_eq!(a("gzip"), vec![Gzip]);
+        assert_eq!(a("gzip, deflate, br"), vec![Br, Gzip]);
+        assert_eq!(a("gzip;q=1.0, br;q=0.5"), vec![Gzip, Br]);
+        assert_eq!(a("gzip;q=0"), vec![]);
+        assert_eq!(a("gzip ; q=0.000, br"), vec![Br]);
+        assert_eq!(a("*"), vec![Br, Gzip]);
+        assert_eq!(a("*;q=0.5, br;q=0"), vec![Gzip]);
+        assert_eq!(a("x-gzip"), vec![Gzip]);
+        assert_eq!(a("GZIP;Q=0.3"), vec![Gzip]);
+        assert_eq!(a("gzip;q=2"), vec![]);
+        assert_eq!(a("gzip;q=0.1234"), vec![]);
+        assert_eq!(a("identity"), vec![]);
+        assert_eq!(acceptable_encodings(Some(b"br, gzip"), &[Gzip]), vec![Gzip]);
+    }
+
+    #[test]
+    fn qvalues() {
+        assert_eq!(qvalue(b"1"), Some(1000));
+        assert_eq!(qvalue(b"1.000"), Some(1000));
+        assert_eq!(qvalue(b"0.5"), Some(500));
+        assert_eq!(qvalue(b"0.05"), Some(50));
+        assert_eq!(qvalue(b"0."), Some(0));
+        assert_eq!(qvalue(b"1.5"), None);
+        assert_eq!(qvalue(b""), None);
+        assert_eq!(qvalue(b"0.x"), None);
+    }
+}

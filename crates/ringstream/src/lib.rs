@@ -9,3 +9,4 @@
 pub use ringstream_core as core;
 pub mod response; pub use response::{ResponseStream, ResponseWriter};
 pub mod fs;
+pub mod stream; pub use stream::{Stream, StreamOptions};

@@ -8,5 +8,12 @@
 
 pub use ringstream_core as core;
 pub mod response; pub use response::{ResponseStream, ResponseWriter};
-pub mod fs;
 pub mod stream; pub use stream::{Stream, StreamOptions};
+pub mod sse;
+pub mod fs;
+pub mod app;
+pub mod body;
+pub mod error;
+pub mod server;
+pub use body::Incoming;
+pub use error::{BoxError, Error};

@@ -1,12 +1,89 @@
-//! The `ringstream` command line.
-use clap::Parser;
+//! The `ringstream` command line: glue over the library.
 
-/// ringstream: streams bytes at memory speed with constant memory.
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use ringstream::app::App;
+use ringstream::server::Server;
+use tracing_subscriber::EnvFilter;
+
+/// ringstream: an HTTP/1.1 server that streams bytes at memory speed with
+/// memory that does not grow with the payload.
 #[derive(Parser, Debug)]
 #[command(version, about)]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve the demo application (live data, metrics, byte streams, echo,
+    /// upload). Logs one line per request; set RUST_LOG to change the level.
+    Serve(ServeArgs),
+}
+
+#[derive(Parser, Debug)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    /// Worker threads of the tokio runtime (default: one per core).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Maximum connections served at once.
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
+    /// Seconds a client may take to send a request head.
+    #[arg(long, default_value_t = 10)]
+    head_timeout: u64,
+    /// Seconds an idle keep-alive connection is kept.
+    #[arg(long, default_value_t = 60)]
+    idle_timeout: u64,
+    /// Seconds graceful shutdown (Ctrl-C) waits for in-flight requests.
+    #[arg(long, default_value_t = 30)]
+    shutdown_timeout: u64,
+}
 
 fn main() -> anyhow::Result<()> {
-    let _cli = Cli::parse();
-    Ok(())
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_target(false)
+        .init();
+    match cli.command {
+        Command::Serve(args) => serve(args),
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.enable_all();
+    if let Some(workers) = args.workers {
+        runtime.worker_threads(workers.max(1));
+    }
+    let runtime = runtime.build().context("starting the tokio runtime")?;
+    runtime.block_on(async move {
+        let mut server = Server::bind(args.addr)
+            .await
+            .with_context(|| format!("binding {}", args.addr))?;
+        let config = server.config_mut();
+        config.max_connections = args.max_connections;
+        config.head_timeout = Duration::from_secs(args.head_timeout);
+        config.idle_timeout = Duration::from_secs(args.idle_timeout);
+        config.shutdown_timeout = Duration::from_secs(args.shutdown_timeout);
+        let app = App::new(server.metrics());
+        let addr = server.local_addr()?;
+        tracing::info!(%addr, "ringstream listening");
+        println!("ringstream listening on http://{addr}");
+        server
+            .serve_with_shutdown(app, async {
+                let _ = tokio::signal::ctrl_c().await;
+                tracing::info!("shutting down");
+            })
+            .await?;
+        Ok(())
+    })
 }

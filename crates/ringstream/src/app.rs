@@ -1,0 +1,297 @@
+//! The demo application served by `ringstream serve`: the endpoints that
+//! show ringstream's streaming paths and serve as its benchmark surface.
+//!
+//! | endpoint | what it shows |
+//! |---|---|
+//! | `GET /api/livedata` | ~40 KB of JSON for a simulated solar installation, printed line by line into a [`ResponseStream`] |
+//! | `GET /metrics` | the server's own counters as Prometheus text |
+//! | `GET /bytes/{n}` | `n` bytes of a fixed pattern, from one shared block (no per-request copy) |
+//! | `POST /echo` | the request body streamed back as it arrives |
+//! | `POST /upload` | the body streamed through SHA-256: `{"bytes": N, "sha256": "…"}` |
+//! | anything else | 404 |
+//!
+//! # Examples
+//!
+//! ```
+//! use std::sync::Arc;
+//! use ringstream::app::App;
+//! use ringstream::server::Metrics;
+//!
+//! let app = App::new(Arc::new(Metrics::default()));
+//! let page = app.livedata_text(0);
+//! assert!(page.len() > 30_000);
+//! assert!(page.starts_with("{\"site\""));
+//! ```
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http::{header, Method, Request, Response, StatusCode};
+use http_body::{Body, Frame, SizeHint};
+use sha2::{Digest, Sha256};
+use tower_service::Service;
+
+use crate::error::BoxError;
+use crate::server::Metrics;
+use crate::{Incoming, ResponseStream};
+
+/// Largest `/bytes/{n}`: 1 GiB.
+pub const MAX_BYTES: u64 = 1 << 30;
+
+/// Size of the shared pattern block `/bytes/{n}` is served from, in bytes.
+const PATTERN_BLOCK: usize = 64 * 1024;
+
+/// Number of simulated inverters in `/api/livedata`.
+const INVERTERS: usize = 90;
+
+/// The demo application: a cheap-to-clone [`Service`].
+#[derive(Clone, Debug)]
+pub struct App {
+    metrics: Arc<Metrics>,
+    /// Size of the last `/api/livedata` page, the next page's size hint.
+    last_page: Arc<AtomicUsize>,
+    /// A fixed clock for the simulation (tests, benchmarks), in unix seconds.
+    fixed_time: Option<u64>,
+}
+
+impl App {
+    /// An app that reports `metrics` at `/metrics`.
+    pub fn new(metrics: Arc<Metrics>) -> App {
+        App { metrics, last_page: Arc::new(AtomicUsize::new(0)), fixed_time: None }
+    }
+
+    /// Freeze the simulation's clock at `unix_secs` (`None`: the real
+    /// clock), so that every `/api/livedata` page is the same.
+    #[must_use]
+    pub fn with_fixed_time(mut self, unix_secs: Option<u64>) -> App {
+        self.fixed_time = unix_secs;
+        self
+    }
+
+    fn now(&self) -> u64 {
+        self.fixed_time.unwrap_or_else(|| {
+            SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+        })
+    }
+
+    /// Handle one request.
+    pub async fn handle(&self, req: Request<Incoming>) -> Response<AppBody> {
+        let path = req.uri().path();
+        match (req.method(), path) {
+            (&Method::GET | &Method::HEAD, "/api/livedata") => self.livedata(),
+            (&Method::GET | &Method::HEAD, "/metrics") => self.metrics_page(),
+            (&Method::GET | &Method::HEAD, p) if p.starts_with("/bytes/") => bytes_page(p),
+            (&Method::POST, "/echo") => echo(req),
+            (&Method::POST, "/upload") => upload(req).await,
+            _ => text(StatusCode::NOT_FOUND, "not found\n"),
+        }
+    }
+
+    /// The `/api/livedata` JSON for the installation at `unix_secs`.
+    pub fn livedata_text(&self, unix_secs: u64) -> String {
+        let mut out = String::with_capacity(48 * 1024);
+        write_livedata(&mut out, unix_secs).unwrap_or_default();
+        out
+    }
+
+    fn livedata(&self) -> Response<AppBody> {
+        let hint = self.last_page.load(Relaxed);
+        let mut body = if hint == 0 {
+            ResponseStream::buffered()
+        } else {
+            ResponseStream::with_capacity(hint + hint / 8)
+        };
+        if write_livedata(&mut body, self.now()).is_err() {
+            return text(StatusCode::INTERNAL_SERVER_ERROR, "livedata failed\n");
+        }
+        if let Some(len) = body.size_hint().exact() {
+            self.last_page.store(len as usize, Relaxed);
+        }
+        respond(StatusCode::OK, "application/json", AppBody::Stream(body))
+    }
+
+    fn metrics_page(&self) -> Response<AppBody> {
+        let mut body = ResponseStream::buffered();
+        if self.metrics.write_prometheus(&mut body).is_err() {
+            return text(StatusCode::INTERNAL_SERVER_ERROR, "metrics failed\n");
+        }
+        respond(StatusCode::OK, "text/plain; version=0.0.4", AppBody::Stream(body))
+    }
+}
+
+impl Service<Request<Incoming>> for App {
+    type Response = Response<AppBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<AppBody>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<Incoming>) -> Self::Future {
+        let app = self.clone();
+        Box::pin(async move { Ok(app.handle(req).await) })
+    }
+}
+
+fn respond(status: StatusCode, content_type: &'static str, body: AppBody) -> Response<AppBody> {
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+    response
+}
+
+fn text(status: StatusCode, message: &'static str) -> Response<AppBody> {
+    respond(status, "text/plain; charset=utf-8", AppBody::Full(Some(Bytes::from_static(message.as_bytes()))))
+}
+
+/// Print the simulated installation as JSON, line by line.
+fn write_livedata<W: std::fmt::Write>(out: &mut W, unix_secs: u64) -> std::fmt::Result {
+    // The sun's height over a day, as a factor 0..1 (simulated).
+    let day_secs = unix_secs % 86_400;
+    let phase = (day_secs as f64 / 86_400.0) * std::f64::consts::TAU;
+    let sun = (-(phase.cos())).max(0.05);
+    writeln!(out, "{{\"site\":\"ringstream demo array\",\"timestamp\":{unix_secs},\"inverters\":[")?;
+    let mut total_power = 0.0;
+    let mut total_yield = 0.0;
+    for i in 0..INVERTERS {
+        let jitter = (((unix_secs.wrapping_mul(31) + i as u64 * 977) % 1000) as f64) / 10_000.0;
+        let rated = 600.0 + (i % 4) as f64 * 200.0;
+        let power = rated * (sun * (0.9 + jitter)).min(1.0);
+        let voltage = 30.0 + 8.0 * sun + jitter * 10.0;
+        let current = power / voltage;
+        let daily = power * 6.5 / 1000.0;
+        let temp = 18.0 + 25.0 * sun + jitter * 40.0;
+        total_power += power;
+        total_yield += daily;
+        let comma = if i + 1 == INVERTERS { "" } else { "," };
+        writeln!(out, "{{\"serial\":\"1141{:08}\",\"name\":\"Inverter {:02} (roof {})\",", 7_300_000 + i * 37, i + 1, i % 3 + 1)?;
+        writeln!(out, "\"producing\":{},\"reachable\":true,\"limit_relative\":100.0,", power > 1.0)?;
+        writeln!(out, "\"ac\":{{\"power\":{power:.1},\"voltage\":{:.1},\"current\":{:.3},\"frequency\":{:.2},\"power_factor\":{:.3}}},", 229.0 + jitter * 20.0, power / 230.0, 49.98 + jitter / 10.0, 0.99 + jitter / 100.0)?;
+        writeln!(out, "\"dc\":[{{\"string\":1,\"power\":{:.1},\"voltage\":{voltage:.1},\"current\":{:.3},\"yield_day\":{:.1}}},", power / 2.0 + 4.0, current / 2.0, daily * 500.0)?;
+        writeln!(out, "{{\"string\":2,\"power\":{:.1},\"voltage\":{:.1},\"current\":{:.3},\"yield_day\":{:.1}}}],", power / 2.0 + 3.0, voltage - 0.4, current / 2.0, daily * 500.0)?;
+        writeln!(out, "\"yield_day\":{daily:.3},\"yield_total\":{:.3},\"temperature\":{temp:.1},\"efficiency\":{:.2}}}{comma}", 1500.0 + i as f64 * 12.5 + daily, 95.0 + jitter * 10.0)?;
+    }
+    writeln!(out, "],\"total\":{{\"power\":{total_power:.1},\"yield_day\":{total_yield:.3},\"inverters\":{INVERTERS}}}}}")
+}
+
+fn pattern_block() -> Bytes {
+    static BLOCK: OnceLock<Bytes> = OnceLock::new();
+    BLOCK
+        .get_or_init(|| {
+            let line = b"ringstream streams bytes at memory speed with constant memory.\n";
+            let data: Vec<u8> = line.iter().copied().cycle().take(PATTERN_BLOCK).collect();
+            Bytes::from(data)
+        })
+        .clone()
+}
+
+fn bytes_page(path: &str) -> Response<AppBody> {
+    let digits = &path["/bytes/".len()..];
+    let n = match digits.parse::<u64>() {
+        Ok(n) if !digits.starts_with('+') && n <= MAX_BYTES => n,
+        Ok(_) => return text(StatusCode::BAD_REQUEST, "at most 1073741824 bytes\n"),
+        Err(_) => return text(StatusCode::BAD_REQUEST, "expected /bytes/{n}\n"),
+    };
+    respond(
+        StatusCode::OK,
+        "application/octet-stream",
+        AppBody::Pattern { block: pattern_block(), remaining: n },
+    )
+}
+
+fn echo(req: Request<Incoming>) -> Response<AppBody> {
+    let content_type = req.headers().get(header::CONTENT_TYPE).cloned();
+    let mut response = Response::new(AppBody::Echo(req.into_body()));
+    if let Some(ct) = content_type {
+        response.headers_mut().insert(header::CONTENT_TYPE, ct);
+    }
+    response
+}
+
+async fn upload(req: Request<Incoming>) -> Response<AppBody> {
+    let mut body = req.into_body();
+    let mut hasher = Sha256::new();
+    let mut total = 0u64;
+    loop {
+        match body.read_partial(usize::MAX).await {
+            Ok(Some(chunk)) => {
+                total += chunk.len() as u64;
+                hasher.update(&chunk);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                tracing::debug!(error = %e, "upload failed");
+                return text(StatusCode::BAD_REQUEST, "upload failed\n");
+            }
+        }
+    }
+    let digest = hex::encode(hasher.finalize());
+    let json = format!("{{\"bytes\":{total},\"sha256\":\"{digest}\"}}\n");
+    respond(StatusCode::OK, "application/json", AppBody::Full(Some(Bytes::from(json))))
+}
+
+/// The response bodies of [`App`].
+#[derive(Debug)]
+pub enum AppBody {
+    /// A body printed into a [`ResponseStream`].
+    Stream(ResponseStream),
+    /// `remaining` bytes of the shared pattern block.
+    Pattern {
+        /// The shared block; frames are slices of it.
+        block: Bytes,
+        /// Bytes still to send.
+        remaining: u64,
+    },
+    /// The request body, streamed back.
+    Echo(Incoming),
+    /// A complete body in one piece.
+    Full(Option<Bytes>),
+}
+
+impl Body for AppBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match self.get_mut() {
+            AppBody::Stream(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
+            AppBody::Echo(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
+            AppBody::Full(data) => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
+            AppBody::Pattern { block, remaining } => {
+                if *remaining == 0 {
+                    return Poll::Ready(None);
+                }
+                let n = (*remaining).min(block.len() as u64) as usize;
+                *remaining -= n as u64;
+                Poll::Ready(Some(Ok(Frame::data(block.slice(..n)))))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            AppBody::Stream(body) => body.is_end_stream(),
+            AppBody::Echo(body) => body.is_end_stream(),
+            AppBody::Full(data) => data.is_none(),
+            AppBody::Pattern { remaining, .. } => *remaining == 0,
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            AppBody::Stream(body) => body.size_hint(),
+            AppBody::Echo(body) => body.size_hint(),
+            AppBody::Full(data) => SizeHint::with_exact(data.as_ref().map_or(0, |d| d.len() as u64)),
+            AppBody::Pattern { remaining, .. } => SizeHint::with_exact(*remaining),
+        }
+    }
+}

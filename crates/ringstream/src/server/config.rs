@@ -1,0 +1,69 @@
+//! Server limits and timeouts: every one has a default and a knob.
+
+use std::time::Duration;
+
+use ringstream_core::Limits;
+
+use crate::stream::StreamOptions;
+
+/// The limits and timeouts of a [`Server`](super::Server).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ringstream::server::Config;
+///
+/// let config = Config {
+///     head_timeout: Duration::from_secs(5),
+///     max_connections: 256,
+///     ..Config::default()
+/// };
+/// assert_eq!(config.limits.max_fields, 100);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Caps on request heads, chunk extensions and trailers (head bytes →
+    /// 431, field count → 431, target length → 414).
+    pub limits: Limits,
+    /// Buffer sizes of each connection's [`Stream`](crate::Stream).
+    pub stream: StreamOptions,
+    /// How long a client may take to send a complete request head once it
+    /// has started one. A slow client (slowloris) gets 408 and is closed.
+    /// Default 10 s.
+    pub head_timeout: Duration,
+    /// How long an idle keep-alive connection waits for the next request
+    /// before it is closed quietly. Default 60 s.
+    pub idle_timeout: Duration,
+    /// How long one read of a request body may wait for data; the body then
+    /// fails with a timeout and the connection closes. Default 30 s.
+    pub body_read_timeout: Duration,
+    /// Maximum connections served at once; further clients wait in the
+    /// listen backlog (accept waits instead of failing). Default 1,024.
+    pub max_connections: usize,
+    /// How many unread request-body bytes the server reads and discards
+    /// after a response so that the connection can be reused; a longer
+    /// remainder closes the connection instead. Default 64 KiB.
+    pub drain_limit: u64,
+    /// How long graceful shutdown lets in-flight requests finish before
+    /// their connections are closed. Default 30 s.
+    pub shutdown_timeout: Duration,
+    /// Write `Server: ringstream` on responses. Default true.
+    pub server_header: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            limits: Limits::DEFAULT,
+            stream: StreamOptions::default(),
+            head_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            body_read_timeout: Duration::from_secs(30),
+            max_connections: 1024,
+            drain_limit: 64 * 1024,
+            shutdown_timeout: Duration::from_secs(30),
+            server_header: true,
+        }
+    }
+}

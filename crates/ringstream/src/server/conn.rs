@@ -1,0 +1,771 @@
+//! One HTTP/1.1 connection: head → body → service → encode → keep-alive.
+//!
+//! The connection never parses bytes itself: it asks the core
+//! ([`ringstream_core::h1`]) what the bytes mean, and moves them. Requests
+//! are served strictly one after another, so pipelined responses go out in
+//! request order; while a service runs, the connection feeds its request
+//! body (one read block at a time, only when the body asks for more) and,
+//! once the response has started, writes the response body with vectored
+//! writes that never copy its `Bytes`.
+
+use std::future::{poll_fn, Future};
+use std::io::{self, IoSlice};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::{pin, Pin};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::{Buf, Bytes};
+use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri};
+use http_body::Body;
+use ringstream_core::h1::{
+    response_framing, write_response_head, BodyFraming, ChunkedEncoder, DateCache,
+    Decoder, Field, HeadParser, LengthEncoder, ResponseFraming, Version,
+};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::watch;
+use tokio::time::{sleep_until, timeout_at, Sleep};
+use tower_service::Service;
+
+use super::metrics::Metrics;
+use super::Config;
+use crate::body::{poll_body, BodySender, Incoming, Pulled, Shared};
+use crate::error::{BoxError, Error};
+use crate::stream::Stream;
+
+/// Most header fields a request may carry, whatever the configured limit.
+const FIELD_SLOTS: usize = 128;
+
+/// Where a piece of the request head lies within the head bytes.
+type Span = (usize, usize);
+
+/// The request head, as offsets into the head bytes (so the buffer borrow
+/// ends before the head is split off the stream).
+struct HeadSpans {
+    method: Span,
+    target: Span,
+    version: Version,
+    framing: BodyFraming,
+    keep_alive: bool,
+    expect_continue: bool,
+    head_len: usize,
+}
+
+/// Why no request could be read.
+enum HeadOutcome {
+    /// The peer closed, went idle, or the server is shutting down.
+    Closed,
+    /// The head broke the rules: answer with this status and close.
+    Reject(u16),
+}
+
+/// The request-body side of one exchange.
+struct BodyPump {
+    sender: Option<BodySender>,
+    decoder: Decoder,
+    /// `Expect: 100-continue` was asked and `100 Continue` not yet sent.
+    continue_due: bool,
+    /// The body has been read to its end.
+    complete: bool,
+    timer: Pin<Box<Sleep>>,
+    timer_armed: bool,
+    timeout: std::time::Duration,
+}
+
+/// A failure of the request body (framing, timeout, I/O) that ends the
+/// connection.
+struct BodyFailure(Error);
+
+pub(crate) struct Connection<T, S> {
+    stream: Stream<T>,
+    service: S,
+    config: Arc<Config>,
+    metrics: Arc<Metrics>,
+    shutdown: watch::Receiver<bool>,
+    parser: HeadParser,
+    fields: Vec<(Span, Span)>,
+    out: Vec<u8>,
+    date: DateCache,
+}
+
+impl<T, S, B> Connection<T, S>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+    S: Service<Request<Incoming>, Response = Response<B>>,
+    S::Error: Into<BoxError>,
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    pub(crate) fn new(
+        io: T,
+        service: S,
+        config: Arc<Config>,
+        metrics: Arc<Metrics>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Self {
+        Connection {
+            stream: Stream::with_options(io, config.stream.clone()),
+            service,
+            parser: HeadParser::new(config.limits),
+            config,
+            metrics,
+            shutdown,
+            fields: Vec::new(),
+            out: Vec::with_capacity(512),
+            date: DateCache::new(),
+        }
+    }
+
+    /// Serve requests until the peer closes, an error ends the connection,
+    /// or the server shuts down.
+    pub(crate) async fn run(mut self) -> Result<(), Error> {
+        loop {
+            let spans = match self.read_head().await {
+                Ok(spans) => spans,
+                Err(HeadOutcome::Closed) => break,
+                Err(HeadOutcome::Reject(status)) => {
+                    self.reject(status).await;
+                    break;
+                }
+            };
+            self.metrics.requests.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            match self.exchange(spans).await {
+                Ok(true) => continue,
+                Ok(false) => break,
+                Err(e) => {
+                    let _ = self.stream.close().await;
+                    return Err(e);
+                }
+            }
+        }
+        let _ = self.stream.close().await;
+        Ok(())
+    }
+
+    /// Read and validate the next request head.
+    async fn read_head(&mut self) -> Result<HeadSpans, HeadOutcome> {
+        self.parser.reset();
+        let mut started: Option<tokio::time::Instant> = None;
+        loop {
+            if !self.stream.buffered().is_empty() {
+                started.get_or_insert_with(tokio::time::Instant::now);
+                if let Some(spans) = self.try_parse_head()? {
+                    return Ok(spans);
+                }
+            }
+            let deadline = match started {
+                Some(at) => at + self.config.head_timeout,
+                None => tokio::time::Instant::now() + self.config.idle_timeout,
+            };
+            let idle = started.is_none();
+            let read = {
+                let fill = timeout_at(deadline, self.stream.fill());
+                let mut shutdown = self.shutdown.clone();
+                tokio::select! {
+                    r = fill => r,
+                    _ = shutdown.wait_for(|stop| *stop), if idle => return Err(HeadOutcome::Closed),
+                }
+            };
+            match read {
+                Ok(Ok(0)) => {
+                    // EOF: between requests that is a normal close; inside a
+                    // head it is an incomplete request.
+                    return Err(if self.stream.buffered().is_empty() {
+                        HeadOutcome::Closed
+                    } else {
+                        HeadOutcome::Reject(400)
+                    });
+                }
+                Ok(Ok(_)) => continue,
+                Ok(Err(_)) => return Err(HeadOutcome::Closed),
+                Err(_elapsed) if idle => return Err(HeadOutcome::Closed),
+                Err(_elapsed) => return Err(HeadOutcome::Reject(408)),
+            }
+        }
+    }
+
+    fn try_parse_head(&mut self) -> Result<Option<HeadSpans>, HeadOutcome> {
+        let buf = self.stream.buffered();
+        let base = buf.as_ptr() as usize;
+        let span = |s: &[u8]| (s.as_ptr() as usize - base, s.len());
+        let mut slots = [Field::EMPTY; FIELD_SLOTS];
+        let head = match self.parser.parse(buf, &mut slots) {
+            Ok(Some(head)) => head,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(HeadOutcome::Reject(e.status())),
+        };
+        self.fields.clear();
+        for field in slots.get(..head.field_count).unwrap_or_default() {
+            self.fields.push((span(field.name.as_bytes()), span(field.value)));
+        }
+        Ok(Some(HeadSpans {
+            method: span(head.method.as_bytes()),
+            target: span(head.target.as_bytes()),
+            version: head.version,
+            framing: head.framing,
+            keep_alive: head.keep_alive,
+            expect_continue: head.expect_continue,
+            head_len: head.head_len,
+        }))
+    }
+
+    /// Turn the head bytes into an `http::Request`, sharing them (the target
+    /// and the field values are slices of the head, not copies).
+    fn build_request(&mut self, spans: &HeadSpans, head: &Bytes) -> Result<Request<()>, u16> {
+        let slice = |(at, len): Span| head.slice(at..at + len);
+        let method = Method::from_bytes(&slice(spans.method)).map_err(|_| 400u16)?;
+        let target = slice(spans.target);
+        let uri = Uri::from_maybe_shared(target).map_err(|_| 400u16)?;
+        let mut headers = HeaderMap::with_capacity(self.fields.len());
+        for &(name, value) in &self.fields {
+            let name = HeaderName::from_bytes(&slice(name)).map_err(|_| 400u16)?;
+            let value = HeaderValue::from_maybe_shared(slice(value)).map_err(|_| 400u16)?;
+            headers.append(name, value);
+        }
+        let mut request = Request::new(());
+        *request.method_mut() = method;
+        *request.uri_mut() = uri;
+        *request.version_mut() = match spans.version {
+            Version::Http10 => http::Version::HTTP_10,
+            Version::Http11 => http::Version::HTTP_11,
+        };
+        *request.headers_mut() = headers;
+        Ok(request)
+    }
+
+    /// Serve one request. `Ok(true)`: the connection may carry another.
+    async fn exchange(&mut self, spans: HeadSpans) -> Result<bool, Error> {
+        let started = Instant::now();
+        let head = self.stream.split_buffered(spans.head_len);
+        let request = match self.build_request(&spans, &head) {
+            Ok(request) => request,
+            Err(status) => {
+                self.reject(status).await;
+                return Ok(false);
+            }
+        };
+        drop(head);
+        let is_head = request.method() == Method::HEAD;
+        let method = request.method().clone();
+        let uri = request.uri().clone();
+
+        let (body, mut pump) = self.body_for(&spans);
+        let request = request.map(|()| body);
+
+        let ready = poll_fn(|cx| self.service.poll_ready(cx)).await.map_err(|e| e.into().to_string());
+        if let Err(e) = ready {
+            tracing::error!(error = %e, "service not ready");
+            self.reject(503).await;
+            return Ok(false);
+        }
+        let future = self.service.call(request);
+        let outcome = self.await_response(future, &mut pump).await;
+        let response = match outcome {
+            Ok(Ok(response)) => response,
+            Ok(Err(e)) => {
+                tracing::error!(%method, %uri, error = %e, "service failed");
+                self.reject(500).await;
+                return Ok(false);
+            }
+            Err(Settled::Panicked) => {
+                tracing::error!(%method, %uri, "service panicked");
+                self.reject(500).await;
+                return Ok(false);
+            }
+            Err(Settled::BodyFailed(BodyFailure(e))) => {
+                tracing::debug!(%method, %uri, error = %e, "request body failed");
+                if let Some(status) = e.status() {
+                    self.reject(status).await;
+                }
+                return Ok(false);
+            }
+        };
+
+        let (parts, body) = response.into_parts();
+        let status = parts.status.as_u16();
+        let mut keep_alive = spans.keep_alive && !*self.shutdown.borrow();
+        if connection_has_close(&parts.headers) {
+            keep_alive = false;
+        }
+        let known_length = declared_length(&parts.headers, &body);
+        let framing = response_framing(is_head, status, spans.version, known_length);
+        if matches!(framing, ResponseFraming::CloseDelimited) {
+            keep_alive = false;
+        }
+        // A body the client was told to hold back (100-continue not sent)
+        // may or may not follow: do not reuse the connection.
+        if pump.continue_due && pump.sender.is_some() {
+            keep_alive = false;
+        }
+
+        if let Err(e) = self.write_head(status, &parts.headers, framing, spans.version, keep_alive) {
+            tracing::error!(%method, %uri, status, error = %e, "response head rejected");
+            self.reject(500).await;
+            return Ok(false);
+        }
+        self.metrics.record_status(status);
+        let sent = self.write_body(body, framing, &mut pump).await;
+        let bytes_sent = match sent {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::info!(%method, %uri, status, error = %e, "response aborted");
+                return Err(e);
+            }
+        };
+
+        if keep_alive && !pump.complete {
+            keep_alive = self.drain(&mut pump).await;
+        }
+        if !keep_alive || self.stream.buffered().is_empty() {
+            self.stream.flush().await?;
+        }
+        tracing::info!(
+            target: "ringstream::access",
+            %method,
+            %uri,
+            status,
+            bytes = bytes_sent,
+            micros = started.elapsed().as_micros() as u64,
+        );
+        Ok(keep_alive)
+    }
+
+    fn body_for(&mut self, spans: &HeadSpans) -> (Incoming, BodyPump) {
+        let (decoder, length) = match spans.framing {
+            BodyFraming::None => (Decoder::length(0), Some(0)),
+            BodyFraming::Length(n) => (Decoder::length(n), Some(n)),
+            BodyFraming::Chunked => (Decoder::chunked(self.config.limits), None),
+        };
+        let mut pump = BodyPump {
+            sender: None,
+            decoder,
+            continue_due: spans.expect_continue,
+            complete: spans.framing.is_empty(),
+            timer: Box::pin(sleep_until(tokio::time::Instant::now())),
+            timer_armed: false,
+            timeout: self.config.body_read_timeout,
+        };
+        if pump.complete {
+            pump.continue_due = false;
+            return (Incoming::empty(), pump);
+        }
+        let shared = Arc::new(Shared::default());
+        pump.sender = Some(BodySender { shared: shared.clone() });
+        (Incoming::channel(shared, length), pump)
+    }
+
+    /// Run the service future to its response, feeding the request body
+    /// while it waits.
+    async fn await_response<F, E>(
+        &mut self,
+        future: F,
+        pump: &mut BodyPump,
+    ) -> Result<Result<Response<B>, String>, Settled>
+    where
+        F: Future<Output = Result<Response<B>, E>>,
+        E: Into<BoxError>,
+    {
+        let mut future = pin!(future);
+        let stream = &mut self.stream;
+        poll_fn(|cx| loop {
+            let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)));
+            match polled {
+                Err(_) => return Poll::Ready(Err(Settled::Panicked)),
+                Ok(Poll::Ready(Ok(response))) => return Poll::Ready(Ok(Ok(response))),
+                Ok(Poll::Ready(Err(e))) => return Poll::Ready(Ok(Err(e.into().to_string()))),
+                Ok(Poll::Pending) => {}
+            }
+            match pump.poll(stream, cx) {
+                Err(failure) => return Poll::Ready(Err(Settled::BodyFailed(failure))),
+                Ok(true) => continue,
+                Ok(false) => return Poll::Pending,
+            }
+        })
+        .await
+    }
+
+    fn write_head(
+        &mut self,
+        status: u16,
+        headers: &HeaderMap,
+        framing: ResponseFraming,
+        version: Version,
+        keep_alive: bool,
+    ) -> Result<(), ringstream_core::Error> {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let date = *self.date.update(now);
+        let fields = headers
+            .iter()
+            .filter(|(name, _)| {
+                **name != CONNECTION && **name != CONTENT_LENGTH && **name != TRANSFER_ENCODING
+            })
+            .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes()));
+        let server: Option<(&[u8], &[u8])> =
+            self.config.server_header.then_some((b"server", b"ringstream"));
+        let keep: Option<(&[u8], &[u8])> = (keep_alive && version == Version::Http10)
+            .then_some((b"connection", b"keep-alive"));
+        self.out.clear();
+        write_response_head(
+            &mut self.out,
+            Version::Http11,
+            status,
+            None,
+            server.into_iter().chain(keep).chain(fields),
+            framing,
+            &date,
+            !keep_alive,
+        )?;
+        self.stream.buffer_write(&self.out);
+        Ok(())
+    }
+
+    /// Write the response body; returns the body bytes sent.
+    async fn write_body(
+        &mut self,
+        body: B,
+        framing: ResponseFraming,
+        pump: &mut BodyPump,
+    ) -> Result<u64, Error> {
+        let mut body = pin!(body);
+        let mut writer = BodyWriter::new(framing);
+        let stream = &mut self.stream;
+        let sent = poll_fn(|cx| loop {
+            if let Err(BodyFailure(e)) = pump.poll(stream, cx) {
+                return Poll::Ready(Err(e));
+            }
+            if let Some(frame) = &mut writer.pending {
+                match frame.poll_write(stream, cx) {
+                    Poll::Ready(Ok(())) => writer.pending = None,
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(Error::Io(e))),
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
+            if writer.done {
+                return Poll::Ready(Ok(writer.sent));
+            }
+            if !writer.sends_body() {
+                writer.done = true;
+                continue;
+            }
+            let polled = catch_unwind(AssertUnwindSafe(|| body.as_mut().poll_frame(cx)));
+            match polled {
+                Err(_) => return Poll::Ready(Err(Error::User("response body panicked".into()))),
+                Ok(Poll::Pending) => {
+                    // Nothing more yet: let what is written go out.
+                    if stream.pending_write() > 0 {
+                        if let Poll::Ready(Err(e)) = stream.poll_flush_buffer(cx) {
+                            return Poll::Ready(Err(Error::Io(e)));
+                        }
+                    }
+                    return Poll::Pending;
+                }
+                Ok(Poll::Ready(None)) => {
+                    if let Err(e) = writer.finish(stream, None) {
+                        return Poll::Ready(Err(e));
+                    }
+                }
+                Ok(Poll::Ready(Some(Err(e)))) => {
+                    return Poll::Ready(Err(Error::User(e.into())));
+                }
+                Ok(Poll::Ready(Some(Ok(frame)))) => match frame.into_data() {
+                    Ok(mut data) => {
+                        let data = data.copy_to_bytes(data.remaining());
+                        if let Err(e) = writer.data(data) {
+                            return Poll::Ready(Err(e));
+                        }
+                    }
+                    Err(frame) => {
+                        if let Ok(trailers) = frame.into_trailers() {
+                            if let Err(e) = writer.finish(stream, Some(&trailers)) {
+                                return Poll::Ready(Err(e));
+                            }
+                        }
+                    }
+                },
+            }
+        })
+        .await?;
+        if writer.close_after {
+            self.stream.flush().await?;
+        }
+        Ok(sent)
+    }
+
+    /// Read and discard what the service left unread of the request body, so
+    /// the connection can be reused. `false`: it is too long (or broken) and
+    /// the connection must close instead.
+    async fn drain(&mut self, pump: &mut BodyPump) -> bool {
+        pump.sender = None;
+        if pump.continue_due {
+            return false;
+        }
+        let limit = self.config.drain_limit;
+        let mut drained = 0u64;
+        let deadline = tokio::time::Instant::now() + self.config.body_read_timeout;
+        let stream = &mut self.stream;
+        let decoder = &mut pump.decoder;
+        let result = timeout_at(
+            deadline,
+            poll_fn(|cx| loop {
+                match poll_body(stream, decoder, cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Err(_)) => return Poll::Ready(false),
+                    Poll::Ready(Ok(Pulled::End(_))) => return Poll::Ready(true),
+                    Poll::Ready(Ok(Pulled::Data(data))) => {
+                        drained += data.len() as u64;
+                        if drained > limit {
+                            return Poll::Ready(false);
+                        }
+                    }
+                }
+            }),
+        )
+        .await;
+        pump.complete = matches!(result, Ok(true));
+        pump.complete
+    }
+
+    /// Answer with a bare error status and `Connection: close`.
+    async fn reject(&mut self, status: u16) {
+        self.metrics.record_status(status);
+        let reason = http::StatusCode::from_u16(status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("Error");
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let date = *self.date.update(now);
+        let body_len = reason.len() + 1;
+        self.out.clear();
+        let content_type: (&[u8], &[u8]) = (b"content-type", b"text/plain; charset=utf-8");
+        let written = write_response_head(
+            &mut self.out,
+            Version::Http11,
+            status,
+            None,
+            [content_type],
+            ResponseFraming::Length(body_len as u64),
+            &date,
+            true,
+        );
+        if written.is_err() {
+            return;
+        }
+        self.out.extend_from_slice(reason.as_bytes());
+        self.out.push(b'\n');
+        self.stream.buffer_write(&self.out);
+        let deadline = tokio::time::Instant::now() + self.config.head_timeout;
+        let _ = timeout_at(deadline, self.stream.flush()).await;
+        tracing::info!(target: "ringstream::access", status, "request rejected");
+    }
+}
+
+/// How waiting for a response ended other than with one.
+enum Settled {
+    Panicked,
+    BodyFailed(BodyFailure),
+}
+
+impl BodyPump {
+    /// Feed the request body if it asked for data. `Ok(true)`: something was
+    /// handed over (poll the service again).
+    fn poll<T>(&mut self, stream: &mut Stream<T>, cx: &mut Context<'_>) -> Result<bool, BodyFailure>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
+        let Some(sender) = &self.sender else {
+            return Ok(false);
+        };
+        if sender.shared.is_dropped() || !sender.shared.poll_wanted(cx) {
+            return Ok(false);
+        }
+        if self.continue_due {
+            stream.buffer_write(b"HTTP/1.1 100 Continue\r\n\r\n");
+            self.continue_due = false;
+        }
+        match poll_body(stream, &mut self.decoder, cx) {
+            Poll::Pending => {
+                if !self.timer_armed {
+                    let deadline = tokio::time::Instant::now() + self.timeout;
+                    self.timer.as_mut().reset(deadline);
+                    self.timer_armed = true;
+                }
+                if self.timer.as_mut().poll(cx).is_ready() {
+                    let failure = Error::TimedOut("request body read");
+                    sender.shared.put(Err(Error::TimedOut("request body read")));
+                    self.sender = None;
+                    return Err(BodyFailure(failure));
+                }
+                Ok(false)
+            }
+            Poll::Ready(Ok(pulled)) => {
+                self.timer_armed = false;
+                if let Pulled::End(_) = pulled {
+                    self.complete = true;
+                    sender.shared.put(Ok(pulled));
+                    self.sender = None;
+                } else {
+                    sender.shared.put(Ok(pulled));
+                }
+                Ok(true)
+            }
+            Poll::Ready(Err(e)) => {
+                sender.shared.put(Err(copy_error(&e)));
+                self.sender = None;
+                Err(BodyFailure(e))
+            }
+        }
+    }
+}
+
+/// A copy of a body error for the second party that must hear of it.
+fn copy_error(e: &Error) -> Error {
+    match e {
+        Error::Io(io) => Error::Io(io::Error::new(io.kind(), io.to_string())),
+        Error::Protocol(p) => Error::Protocol(*p),
+        Error::TimedOut(what) => Error::TimedOut(what),
+        Error::Closed => Error::Closed,
+        Error::User(u) => Error::User(u.to_string().into()),
+    }
+}
+
+fn connection_has_close(headers: &HeaderMap) -> bool {
+    headers.get_all(CONNECTION).iter().any(|v| {
+        v.as_bytes()
+            .split(|&b| b == b',')
+            .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
+    })
+}
+
+/// The response length: the body's exact size hint, else a valid
+/// `Content-Length` the service set.
+fn declared_length<B: Body>(headers: &HeaderMap, body: &B) -> Option<u64> {
+    if let Some(n) = body.size_hint().exact() {
+        return Some(n);
+    }
+    let value = headers.get(CONTENT_LENGTH)?.to_str().ok()?;
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    value.parse().ok()
+}
+
+/// Frames the response body per the chosen framing.
+struct BodyWriter {
+    framing: ResponseFraming,
+    length: Option<LengthEncoder>,
+    pending: Option<PendingFrame>,
+    done: bool,
+    close_after: bool,
+    sent: u64,
+}
+
+impl BodyWriter {
+    fn new(framing: ResponseFraming) -> Self {
+        let length = match framing {
+            ResponseFraming::Length(n) => Some(LengthEncoder::new(n)),
+            _ => None,
+        };
+        BodyWriter {
+            framing,
+            length,
+            pending: None,
+            done: false,
+            close_after: matches!(framing, ResponseFraming::CloseDelimited),
+            sent: 0,
+        }
+    }
+
+    fn sends_body(&self) -> bool {
+        !matches!(self.framing, ResponseFraming::NoBody { .. })
+    }
+
+    fn data(&mut self, data: Bytes) -> Result<(), Error> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        if let Some(length) = &mut self.length {
+            length.encode(data.len())?;
+        }
+        self.sent += data.len() as u64;
+        let chunked = matches!(self.framing, ResponseFraming::Chunked);
+        self.pending = Some(PendingFrame {
+            prefix: if chunked { ChunkedEncoder::new().chunk_prefix(data.len() as u64) } else { None },
+            data,
+            suffix: if chunked { ChunkedEncoder::CRLF } else { b"" },
+            written: 0,
+        });
+        Ok(())
+    }
+
+    fn finish<T>(&mut self, stream: &mut Stream<T>, trailers: Option<&HeaderMap>) -> Result<(), Error>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
+        self.done = true;
+        match self.framing {
+            ResponseFraming::Chunked => {
+                let mut end = Vec::new();
+                let fields = trailers
+                    .into_iter()
+                    .flat_map(|t| t.iter())
+                    .map(|(n, v)| (n.as_str(), v.as_bytes()));
+                ChunkedEncoder::new().last_chunk(fields, &mut end)?;
+                stream.buffer_write(&end);
+            }
+            ResponseFraming::Length(_) => {
+                if let Some(length) = &self.length {
+                    length.finish()?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// One body frame on its way out: chunk prefix, the data untouched, suffix.
+struct PendingFrame {
+    prefix: Option<ringstream_core::h1::ChunkPrefix>,
+    data: Bytes,
+    suffix: &'static [u8],
+    written: usize,
+}
+
+impl PendingFrame {
+    fn parts(&self) -> [&[u8]; 3] {
+        [self.prefix.as_ref().map_or(&[][..], |p| p.as_bytes()), &self.data, self.suffix]
+    }
+
+    fn poll_write<T>(&mut self, stream: &mut Stream<T>, cx: &mut Context<'_>) -> Poll<io::Result<()>>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
+        loop {
+            let mut skip = self.written;
+            let mut slices = [IoSlice::new(&[]); 3];
+            let mut count = 0;
+            for part in self.parts() {
+                if skip >= part.len() {
+                    skip -= part.len();
+                    continue;
+                }
+                slices[count] = IoSlice::new(&part[skip..]);
+                skip = 0;
+                count += 1;
+            }
+            if count == 0 {
+                return Poll::Ready(Ok(()));
+            }
+            let n = std::task::ready!(Pin::new(&mut *stream).poll_write_vectored(cx, &slices[..count]))?;
+            if n == 0 {
+                if stream.pending_write() > 0 {
+                    continue;
+                }
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.written += n;
+        }
+    }
+}

@@ -233,17 +233,10 @@ impl RingBuffer {
     /// ```
     #[inline]
     pub fn write(&mut self, src: &[u8]) -> usize {
-        let room = self.room();
-        let src = if src.len() <= room {
-            src
-        } else if self.bounded {
-            &src[..room]
-        } else {
-            self.grow(src.len());
-            src
-        };
-        self.copy_in(src);
-        src.len()
+        if self.append_contiguous(src) {
+            return src.len();
+        }
+        self.write_slow(src)
     }
 
     /// Moves up to `dst.len()` stored bytes into `dst`, removing them from
@@ -621,6 +614,55 @@ impl RingBuffer {
         }
     }
 
+    /// The fast path of every write: if `src` fits in the contiguous run
+    /// after unwrapped data, one copy and one addition. Returns `false`
+    /// (touching nothing) otherwise.
+    #[inline(always)]
+    fn append_contiguous(&mut self, src: &[u8]) -> bool {
+        // head < capacity (or 0) and len <= capacity, so `end` cannot
+        // overflow; when the data wraps, `end` is past the storage and the
+        // first `get_mut` fails.
+        let end = self.head + self.len;
+        match self
+            .buf
+            .get_mut(end..)
+            .and_then(|tail| tail.get_mut(..src.len()))
+        {
+            Some(dst) => {
+                dst.copy_from_slice(src);
+                self.len += src.len();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Writes that wrap, grow or hit the bound.
+    #[inline(never)]
+    fn write_slow(&mut self, src: &[u8]) -> usize {
+        let room = self.room();
+        let src = if src.len() <= room {
+            src
+        } else if self.bounded {
+            &src[..room]
+        } else {
+            self.grow(src.len());
+            src
+        };
+        self.copy_in(src);
+        src.len()
+    }
+
+    /// `fmt::Write::write_str` when the fast path does not apply.
+    #[inline(never)]
+    fn write_str_slow(&mut self, s: &str) -> fmt::Result {
+        if self.bounded && s.len() > self.room() {
+            return Err(fmt::Error);
+        }
+        self.write_slow(s.as_bytes());
+        Ok(())
+    }
+
     /// Copies `src` (which fits in `room()`) after the stored bytes.
     #[inline]
     fn copy_in(&mut self, src: &[u8]) {
@@ -752,11 +794,10 @@ impl fmt::Write for RingBuffer {
     /// never holds half a formatted piece.
     #[inline]
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        if self.bounded && s.len() > self.room() {
-            return Err(fmt::Error);
+        if self.append_contiguous(s.as_bytes()) {
+            return Ok(());
         }
-        self.write(s.as_bytes());
-        Ok(())
+        self.write_str_slow(s)
     }
 }
 

@@ -1,0 +1,200 @@
+//! The scenarios, one subcommand each, and what they share: common flags,
+//! size parsing and a time-boxed measuring loop.
+//!
+//! To add a scenario, create `scenarios/<name>.rs` with
+//!
+//! ```text
+//! #[derive(Debug, clap::Args)]
+//! pub struct Args { #[command(flatten)] pub common: super::Common, /* own flags */ }
+//! pub fn run(args: &Args) -> anyhow::Result<()> { ... }
+//! ```
+//!
+//! and add one line to the [`scenarios!`] invocation below.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Declares the scenario modules, the [`Scenario`] subcommand enum and its
+/// dispatch from one list of `Variant => module, "cli-name";` lines (each
+/// optionally preceded by doc comments, which become the subcommand help).
+macro_rules! scenarios {
+    ($( $(#[$doc:meta])* $variant:ident => $module:ident, $name:literal; )*) => {
+        $( pub mod $module; )*
+
+        /// The benchmark scenarios.
+        #[derive(Debug, clap::Subcommand)]
+        pub enum Scenario {
+            $( $(#[$doc])* #[command(name = $name)] $variant($module::Args), )*
+        }
+
+        impl Scenario {
+            /// Runs the chosen scenario.
+            pub fn run(&self) -> anyhow::Result<()> {
+                match self {
+                    $( Scenario::$variant(args) => $module::run(args), )*
+                }
+            }
+        }
+    };
+}
+
+scenarios! {
+    /// Build a 40 KiB Prometheus-style body with `write!`, then drain it in
+    /// 1,436-byte (one TCP segment) reads: ring vs the string stream, an
+    /// exact-growth cbuf and a draining Vec.
+    Response40k => response_40k, "response-40k";
+    /// Decode a 256 MiB chunked body in 64 KiB reads (1,460-byte and 64 KiB chunks).
+    ChunkedDecode => chunked_decode, "chunked-decode";
+}
+
+/// Flags every scenario accepts.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Common {
+    /// Print one JSON object per variant per line instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Payload size in bytes; suffixes K/KiB, M/MiB (1024-based) and
+    /// KB/MB (1000-based) are accepted, e.g. 40960, 4KiB, 4MiB.
+    #[arg(long, value_parser = parse_size)]
+    pub size: Option<usize>,
+    /// Minimum number of timed runs per variant (fewer, but at least 3,
+    /// when one variant exceeds the time budget).
+    #[arg(long, default_value_t = 15)]
+    pub runs: usize,
+    /// Time budget per variant and size, in seconds: runs continue until
+    /// both `--runs` and this are reached.
+    #[arg(long, default_value_t = 1.0)]
+    pub budget: f64,
+    /// Run a size sweep and draw time against size to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+/// Parses a byte size such as `40960`, `40k`, `4KiB`, `4MiB` or `1MB`.
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let num: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (try 40960, 4KiB or 4MiB)"))?;
+    let mult = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "ki" | "kib" => 1024.0,
+        "m" | "mi" | "mib" => 1024.0 * 1024.0,
+        "g" | "gi" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        other => return Err(format!("unknown size unit `{other}` in `{s}`")),
+    };
+    let bytes = num * mult;
+    if !(bytes.is_finite() && bytes >= 0.0 && bytes <= usize::MAX as f64) {
+        return Err(format!("size `{s}` is out of range"));
+    }
+    Ok(bytes.round() as usize)
+}
+
+/// Timings of repeated runs of one variant.
+#[derive(Debug, Clone, Default)]
+pub struct Samples {
+    /// Whole-operation times, in seconds.
+    pub total: Vec<f64>,
+    /// Phase times (e.g. drain alone), in seconds.
+    pub phase: Vec<f64>,
+}
+
+impl Samples {
+    /// Median whole-operation time, in seconds.
+    pub fn median_total(&self) -> f64 {
+        median(&self.total)
+    }
+
+    /// Median phase time, in seconds.
+    pub fn median_phase(&self) -> f64 {
+        median(&self.phase)
+    }
+}
+
+/// The median of `v` (0 if empty).
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let mid = s.len() / 2;
+    if s.len() % 2 == 1 {
+        s[mid]
+    } else {
+        (s[mid - 1] + s[mid]) / 2.0
+    }
+}
+
+/// Calls `f` repeatedly; each call returns (whole time, phase time).
+///
+/// Stops once at least `min_runs` calls were made and `budget` has
+/// elapsed; or, for slow variants, once at least 3 calls were made and
+/// five times `budget` has elapsed; and never after more than 100,000
+/// calls.
+pub fn time_box(
+    min_runs: usize,
+    budget: Duration,
+    mut f: impl FnMut() -> (Duration, Duration),
+) -> Samples {
+    const FLOOR: usize = 3;
+    const CEILING: usize = 100_000;
+    let start = Instant::now();
+    let mut samples = Samples::default();
+    loop {
+        let (total, phase) = f();
+        samples.total.push(total.as_secs_f64());
+        samples.phase.push(phase.as_secs_f64());
+        let n = samples.total.len();
+        let elapsed = start.elapsed();
+        if n >= CEILING
+            || (n >= min_runs && elapsed >= budget)
+            || (n >= FLOOR && elapsed >= budget.saturating_mul(5))
+        {
+            return samples;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_suffixes() {
+        assert_eq!(parse_size("40960"), Ok(40_960));
+        assert_eq!(parse_size("4KiB"), Ok(4096));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("4MiB"), Ok(4 << 20));
+        assert_eq!(parse_size("1.5KiB"), Ok(1536));
+        assert_eq!(parse_size("2KB"), Ok(2000));
+        assert!(parse_size("4 parsecs").is_err());
+        assert!(parse_size("").is_err());
+    }
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+    }
+
+    #[test]
+    fn time_box_respects_min_runs_and_floor() {
+        let s = time_box(5, Duration::ZERO, || (Duration::ZERO, Duration::ZERO));
+        assert_eq!(s.total.len(), 3, "budget exceeded: stop at the floor");
+        let s = time_box(5, Duration::from_secs(3600), || {
+            (Duration::ZERO, Duration::ZERO)
+        });
+        assert_eq!(s.total.len(), 100_000);
+        let s = time_box(2, Duration::ZERO, || (Duration::ZERO, Duration::ZERO));
+        assert_eq!(s.total.len(), 2);
+    }
+}

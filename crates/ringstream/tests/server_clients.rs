@@ -37,7 +37,12 @@ async fn curl_reuses_one_connection_for_many_requests() {
     let base = format!("http://{}", server.addr);
     let out = blocking(move || {
         let urls: Vec<String> = (1..=5).map(|n| format!("{base}/bytes/{n}")).collect();
-        run(Command::new("curl").args(["-s", "-o", "/dev/null", "-w", "%{http_code} %{num_connects} %{size_download}\\n"]).args(&urls))
+        let mut cmd = Command::new("curl");
+        cmd.args(["-s", "-w", "%{http_code} %{num_connects} %{size_download}\\n"]);
+        for url in &urls {
+            cmd.args(["-o", "/dev/null", url]);
+        }
+        run(&mut cmd)
     })
     .await;
     let lines: Vec<&str> = out.lines().collect();

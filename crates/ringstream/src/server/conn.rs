@@ -294,10 +294,18 @@ where
         if matches!(framing, ResponseFraming::CloseDelimited) {
             keep_alive = false;
         }
-        // A body the client was told to hold back (100-continue not sent)
-        // may or may not follow: do not reuse the connection.
-        if pump.continue_due && pump.sender.is_some() {
-            keep_alive = false;
+        // `Expect: 100-continue` with the body not yet asked for: if the
+        // service still holds the body (it may stream it, as an echo does),
+        // invite it now, since no interim response may follow the final
+        // head. Otherwise the client was never invited and may or may not
+        // send it: do not reuse the connection.
+        if pump.continue_due {
+            if pump.sender.as_ref().is_some_and(|s| !s.shared.is_dropped()) {
+                self.stream.buffer_write(b"HTTP/1.1 100 Continue\r\n\r\n");
+                pump.continue_due = false;
+            } else {
+                keep_alive = false;
+            }
         }
 
         if let Err(e) = self.write_head(status, &parts.headers, framing, spans.version, keep_alive) {

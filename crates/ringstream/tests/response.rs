@@ -98,9 +98,9 @@ fn write_metrics(body: &mut ResponseStream) -> String {
             i % 10
         );
         expected.push_str(&line);
-        write!(
+        writeln!(
             body,
-            "opendtu_inverter_power{{serial=\"1161{i:08}\",unit=\"W\"}} {}.{}\n",
+            "opendtu_inverter_power{{serial=\"1161{i:08}\",unit=\"W\"}} {}.{}",
             i * 7,
             i % 10
         )
@@ -229,9 +229,9 @@ fn buffered_40k_page_allocations() {
         let mut body = ResponseStream::buffered();
         let mut i = 0u32;
         while body.len() < expected.len() {
-            write!(
+            writeln!(
                 body,
-                "opendtu_inverter_power{{serial=\"1161{i:08}\",unit=\"W\"}} {}.{}\n",
+                "opendtu_inverter_power{{serial=\"1161{i:08}\",unit=\"W\"}} {}.{}",
                 i * 7,
                 i % 10
             )
@@ -449,7 +449,8 @@ fn streaming_write_macro_await_and_send() {
         let fut = assert_send(writer.write_fmt(format_args!("{}-{}\n", "a", 1)));
         fut.await.unwrap();
         // Plain `write!` works with `.await`.
-        write!(writer, "{}-{}\n", "b", 2).await.unwrap();
+        let (name, n) = ("b", 2);
+        write!(writer, "{name}-{n};").await.unwrap();
         writeln!(writer, "c-{}", 3).await.unwrap();
     });
     // `awrite!` keeps a spawned task Send (checked by `tokio::spawn`).
@@ -463,7 +464,7 @@ fn streaming_write_macro_await_and_send() {
     });
     rt.block_on(task).unwrap().unwrap();
     let bytes = rt.block_on(reader).unwrap().unwrap().to_bytes();
-    let mut expected = String::from("a-1\nb-2\nc-3\n");
+    let mut expected = String::from("a-1\nb-2;c-3\n");
     for i in 0..200 {
         expected.push_str(&format!("line {i:03} of a long page\n"));
     }

@@ -66,7 +66,7 @@
 //! for (name, value) in [("opendtu_uptime", 42), ("opendtu_heap_free", 123_456)] {
 //!     write!(body, "{name} {value}\n").unwrap();
 //! }
-//! assert_eq!(body.size_hint().exact(), Some(47));
+//! assert_eq!(body.size_hint().exact(), Some(43));
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let bytes = body.collect().await.unwrap().to_bytes();

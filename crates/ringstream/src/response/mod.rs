@@ -47,11 +47,11 @@
 //!   frame is `Bytes::from(Vec)` over that same allocation: no copy. (When
 //!   the body exactly fills its buffer the hand-off allocates nothing;
 //!   otherwise `Bytes` allocates its small shared header.)
-//! - Streaming: once into the ring, and once out of it into each frame,
-//!   which frees the ring for the producer immediately. A frame holds
-//!   everything the ring held, at most its capacity; the connection writes
-//!   frames to the socket as they are (with vectored writes), with no
-//!   further copy.
+//! - Streaming: once into the ring, and once out of it into each frame
+//!   (one allocation per frame), which frees the ring for the producer
+//!   immediately. A frame holds everything the ring held, at most its
+//!   capacity. A connection that writes frames with vectored writes, as
+//!   ringstream's server does, sends them with no further copy.
 //!
 //! # Examples
 //!

@@ -29,6 +29,7 @@
 
 mod alloc;
 mod emulate;
+mod peer;
 mod report;
 mod scenarios;
 

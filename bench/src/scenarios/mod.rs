@@ -45,7 +45,21 @@ scenarios! {
     Response40k => response_40k, "response-40k";
     /// Decode a 256 MiB chunked body in 64 KiB reads (1,460-byte and 64 KiB chunks).
     ChunkedDecode => chunked_decode, "chunked-decode";
+    /// Read a 5 MiB source with read_partial, dropping chunks: heap of ringstream vs dup-clear and BufReader.
+    ReadPartial => read_partial, "read-partial";
+    /// Read 1 GiB over TCP loopback: Stream::read_partial vs BufReader vs raw reads, alternated medians.
+    StreamThroughput => stream_throughput, "stream-throughput";
+    /// Requests per second of `ringstream serve` vs a hyper 1.x peer (wrk, 1 and 64 connections).
+    Http => http, "http";
+    /// Stream a 1 GiB upload (chunked and fixed) to both servers: throughput and peak RSS growth.
+    Upload => upload, "upload";
+    /// Allocations per request of the server, counted in-process over an in-memory connection.
+    ServerAllocs => server_allocs, "server-allocs";
+    /// Run the hyper 1.x peer server (used by `http` and `upload`).
+    HyperPeer => hyper_peer, "hyper-peer";
 }
+
+pub mod servers;
 
 /// Flags every scenario accepts.
 #[derive(Debug, Clone, clap::Args)]

@@ -93,6 +93,16 @@ impl App {
         }
     }
 
+    /// Print the `/api/livedata` JSON for the installation now (or at the
+    /// fixed time) into `out`, line by line.
+    ///
+    /// # Errors
+    ///
+    /// Only what `out` returns.
+    pub fn write_livedata<W: std::fmt::Write>(&self, out: &mut W) -> std::fmt::Result {
+        write_livedata(out, self.now())
+    }
+
     /// The `/api/livedata` JSON for the installation at `unix_secs`.
     pub fn livedata_text(&self, unix_secs: u64) -> String {
         let mut out = String::with_capacity(48 * 1024);
@@ -183,7 +193,8 @@ fn write_livedata<W: std::fmt::Write>(out: &mut W, unix_secs: u64) -> std::fmt::
     writeln!(out, "],\"total\":{{\"power\":{total_power:.1},\"yield_day\":{total_yield:.3},\"inverters\":{INVERTERS}}}}}")
 }
 
-fn pattern_block() -> Bytes {
+/// The shared 64 KiB pattern block that `/bytes/{n}` is served from.
+pub fn pattern_block() -> Bytes {
     static BLOCK: OnceLock<Bytes> = OnceLock::new();
     BLOCK
         .get_or_init(|| {

@@ -1,0 +1,107 @@
+//! `server-allocs`: allocations per request of ringstream's server, counted
+//! in-process with the counting allocator, the server driven over an
+//! in-memory connection (`tokio::io::duplex`) on one thread.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+
+use crate::alloc;
+use crate::report::Row;
+use ringstream::app::App;
+use ringstream::server::{serve_connection, Config, Metrics};
+
+/// Flags of `server-allocs`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: super::Common,
+    /// Requests measured per path (after as many warm-up requests).
+    #[arg(long, default_value_t = 2000)]
+    pub requests: usize,
+    /// Paths to measure.
+    #[arg(long, value_delimiter = ',', default_value = "/api/livedata,/bytes/40960,/metrics")]
+    pub paths: Vec<String>,
+}
+
+/// Send one request and read its response (Content-Length framed) without
+/// allocating: `buf` is reused.
+async fn exchange(client: &mut DuplexStream, request: &[u8], buf: &mut Vec<u8>) -> usize {
+    client.write_all(request).await.expect("write request");
+    buf.clear();
+    let mut filled = 0usize;
+    let mut need = usize::MAX;
+    loop {
+        if filled == buf.len() {
+            buf.resize(filled + 64 * 1024, 0);
+        }
+        let n = client.read(&mut buf[filled..]).await.expect("read response");
+        assert!(n > 0, "server closed the connection");
+        filled += n;
+        if need == usize::MAX {
+            if let Some(end) = buf[..filled].windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = &buf[..end];
+                let len = head
+                    .split(|&b| b == b'\n')
+                    .find_map(|line| {
+                        let line = std::str::from_utf8(line).ok()?.trim();
+                        let (name, value) = line.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length").then(|| value.trim().parse::<usize>().ok())?
+                    })
+                    .expect("content-length");
+                need = end + 4 + len;
+            }
+        }
+        if filled >= need {
+            return need;
+        }
+    }
+}
+
+/// Run the scenario.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut rows = Vec::new();
+    for path in &args.paths {
+        let request = format!("GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n");
+        let (per_request, bytes) = runtime.block_on(async {
+            let (mut client, server) = tokio::io::duplex(256 * 1024);
+            let app = App::new(Arc::new(Metrics::default())).with_fixed_time(Some(1_750_000_000));
+            let conn = tokio::spawn(serve_connection(server, app, Config::default()));
+            let mut buf = Vec::with_capacity(128 * 1024);
+            let mut bytes = 0;
+            for _ in 0..args.requests {
+                bytes = exchange(&mut client, request.as_bytes(), &mut buf).await;
+            }
+            alloc::reset();
+            for _ in 0..args.requests {
+                exchange(&mut client, request.as_bytes(), &mut buf).await;
+            }
+            let counted = alloc::snapshot();
+            drop(client);
+            let _ = conn.await;
+            let total = counted.allocations + counted.reallocations;
+            (total as f64 / args.requests as f64, bytes)
+        });
+        rows.push(Row {
+            scenario: "server-allocs".into(),
+            variant: path.clone(),
+            bytes,
+            seconds: 0.0,
+            drain_seconds: None,
+            allocations: per_request.round() as usize,
+            reallocations: 0,
+            bytes_allocated: 0,
+            peak_heap_bytes: 0,
+            extra: vec![("allocations_per_request".into(), json!(per_request))],
+        });
+        if !args.common.json {
+            println!("{path:<16} {bytes:>7} bytes/response  {per_request:>6.2} allocations+reallocations per request");
+        }
+    }
+    if args.common.json {
+        crate::report::print_json(&rows);
+    }
+    Ok(())
+}

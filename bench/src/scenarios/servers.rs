@@ -1,0 +1,114 @@
+//! Starting the two servers under test as child processes: `ringstream
+//! serve` and the hyper peer (`ringstream-bench hyper-peer`), and reading
+//! their memory from `/proc`.
+
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+/// A server child process, killed on drop.
+pub struct ServerProcess {
+    /// `ringstream` or `hyper`.
+    pub name: &'static str,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    child: Child,
+}
+
+impl ServerProcess {
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Resident memory now, in bytes (`VmRSS`).
+    pub fn rss(&self) -> anyhow::Result<u64> {
+        proc_status_kib(self.pid(), "VmRSS:").map(|k| k * 1024)
+    }
+
+    /// Peak resident memory since the last [`reset_peak`](Self::reset_peak),
+    /// in bytes (`VmHWM`).
+    pub fn peak_rss(&self) -> anyhow::Result<u64> {
+        proc_status_kib(self.pid(), "VmHWM:").map(|k| k * 1024)
+    }
+
+    /// Reset the peak resident memory to the current one (Linux
+    /// `clear_refs` 5).
+    pub fn reset_peak(&self) -> anyhow::Result<()> {
+        std::fs::write(format!("/proc/{}/clear_refs", self.pid()), "5").context("resetting VmHWM")
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn proc_status_kib(pid: u32, key: &str) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let line = status.lines().find(|l| l.starts_with(key)).with_context(|| format!("{key} missing"))?;
+    let kib = line[key.len()..].trim().trim_end_matches("kB").trim().parse()?;
+    Ok(kib)
+}
+
+fn free_port() -> anyhow::Result<SocketAddr> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?)
+}
+
+fn sibling(name: &str) -> anyhow::Result<PathBuf> {
+    let me = std::env::current_exe()?;
+    let path = me.with_file_name(name);
+    if !path.exists() {
+        bail!(
+            "{} not found: build it first with `cargo build --release --workspace`",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// Start `ringstream serve` (the binary next to this one) with `workers`
+/// runtime threads.
+pub fn start_ringstream(workers: usize) -> anyhow::Result<ServerProcess> {
+    let addr = free_port()?;
+    let child = Command::new(sibling("ringstream")?)
+        .args(["serve", "--addr", &addr.to_string(), "--workers", &workers.to_string()])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting ringstream serve")?;
+    wait_ready(ServerProcess { name: "ringstream", addr, child })
+}
+
+/// Start the hyper peer with `workers` runtime threads.
+pub fn start_hyper(workers: usize) -> anyhow::Result<ServerProcess> {
+    let addr = free_port()?;
+    let child = Command::new(std::env::current_exe()?)
+        .args(["hyper-peer", "--addr", &addr.to_string(), "--workers", &workers.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting the hyper peer")?;
+    wait_ready(ServerProcess { name: "hyper", addr, child })
+}
+
+fn wait_ready(mut server: ServerProcess) -> anyhow::Result<ServerProcess> {
+    let stdout = server.child.stdout.take().context("server stdout")?;
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line)?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(server.addr).is_err() {
+        if Instant::now() > deadline {
+            bail!("{} did not start listening on {}", server.name, server.addr);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(server)
+}

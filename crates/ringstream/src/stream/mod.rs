@@ -395,6 +395,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     fn poll_fill_hint(&mut self, cx: &mut Context<'_>, hint: usize) -> Poll<io::Result<usize>> {
         self.check_open()?;
         if self.eof {
+            self.release_read_block();
             return Poll::Ready(Ok(0));
         }
         ready!(self.poll_flush_before_read(cx))?;
@@ -422,8 +423,17 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         unsafe { self.read_buf.set_len(len + n) };
         if n == 0 {
             self.eof = true;
+            self.release_read_block();
         }
         Poll::Ready(Ok(n))
+    }
+
+    /// At end of file with nothing left to read the block is of no further
+    /// use: let it go (it is freed once handed-off chunks are dropped).
+    fn release_read_block(&mut self) {
+        if self.read_buf.is_empty() && self.read_buf.capacity() > 0 {
+            self.read_buf = BytesMut::new();
+        }
     }
 
     /// Async form of [`poll_fill_hint`](Self::poll_fill_hint).

@@ -30,6 +30,9 @@ struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
+    /// Serve the files under this directory at /static/.
+    #[arg(long, value_name = "DIR")]
+    root: Option<std::path::PathBuf>,
     /// Worker threads of the tokio runtime (default: one per core).
     #[arg(long)]
     workers: Option<usize>,
@@ -74,16 +77,46 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         config.head_timeout = Duration::from_secs(args.head_timeout);
         config.idle_timeout = Duration::from_secs(args.idle_timeout);
         config.shutdown_timeout = Duration::from_secs(args.shutdown_timeout);
-        let app = App::new(server.metrics());
+        let mut app = App::new(server.metrics());
+        if let Some(root) = &args.root {
+            anyhow::ensure!(root.is_dir(), "--root {} is not a directory", root.display());
+            app = app.with_static_root(root);
+        }
+        app.spawn_ticker();
+        let events = app.events().clone();
         let addr = server.local_addr()?;
         tracing::info!(%addr, "ringstream listening");
         println!("ringstream listening on http://{addr}");
         server
-            .serve_with_shutdown(app, async {
-                let _ = tokio::signal::ctrl_c().await;
+            .serve_with_shutdown(app, async move {
+                shutdown_signal().await;
                 tracing::info!("shutting down");
+                // End the live event streams so their connections can finish.
+                events.close();
             })
             .await?;
         Ok(())
     })
+}
+
+/// Ctrl-C, or SIGTERM on Unix.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

@@ -3,6 +3,9 @@
 //!
 //! | endpoint | what it shows |
 //! |---|---|
+//! | `GET /` | the live dashboard page (HTML, CSS and JavaScript embedded in the binary) |
+//! | `GET /events` | server-sent events: the server's counters once a second |
+//! | `GET /static/…` | files under `--root DIR` ([`ServeDir`]) |
 //! | `GET /api/livedata` | ~40 KB of JSON for a simulated solar installation, printed line by line into a [`ResponseStream`] |
 //! | `GET /metrics` | the server's own counters as Prometheus text |
 //! | `GET /bytes/{n}` | `n` bytes of a fixed pattern, from one shared block (no per-request copy) |
@@ -38,8 +41,12 @@ use sha2::{Digest, Sha256};
 use tower_service::Service;
 
 use crate::error::BoxError;
+use crate::fs::{FileBody, ServeDir};
 use crate::server::Metrics;
+use crate::sse::{last_event_id, Broadcaster, EventStream};
 use crate::{Incoming, ResponseStream};
+
+pub mod dashboard;
 
 /// Largest `/bytes/{n}`: 1 GiB.
 pub const MAX_BYTES: u64 = 1 << 30;
@@ -58,12 +65,41 @@ pub struct App {
     last_page: Arc<AtomicUsize>,
     /// A fixed clock for the simulation (tests, benchmarks), in unix seconds.
     fixed_time: Option<u64>,
+    /// The `/events` stream.
+    events: Broadcaster,
+    /// Files under `/static/`, if a root was given.
+    static_dir: Option<ServeDir>,
 }
 
 impl App {
     /// An app that reports `metrics` at `/metrics`.
     pub fn new(metrics: Arc<Metrics>) -> App {
-        App { metrics, last_page: Arc::new(AtomicUsize::new(0)), fixed_time: None }
+        App {
+            metrics,
+            last_page: Arc::new(AtomicUsize::new(0)),
+            fixed_time: None,
+            events: dashboard::events(),
+            static_dir: None,
+        }
+    }
+
+    /// Serve the files under `root` at `/static/`.
+    #[must_use]
+    pub fn with_static_root(mut self, root: impl Into<std::path::PathBuf>) -> App {
+        self.static_dir = Some(ServeDir::new(root).strip_prefix("/static"));
+        self
+    }
+
+    /// The broadcaster of `/events`: close it to end every dashboard stream
+    /// (as graceful shutdown does).
+    pub fn events(&self) -> &Broadcaster {
+        &self.events
+    }
+
+    /// Start sending the server's counters to `/events` once a second, until
+    /// [`events`](Self::events) is closed. Needs a tokio runtime.
+    pub fn spawn_ticker(&self) -> tokio::task::JoinHandle<()> {
+        dashboard::spawn_ticker(self.events.clone(), self.metrics.clone(), std::time::Duration::from_secs(1))
     }
 
     /// Freeze the simulation's clock at `unix_secs` (`None`: the real
@@ -84,6 +120,24 @@ impl App {
     pub async fn handle(&self, req: Request<Incoming>) -> Response<AppBody> {
         let path = req.uri().path();
         match (req.method(), path) {
+            (&Method::GET | &Method::HEAD, "/") => respond(
+                StatusCode::OK,
+                "text/html; charset=utf-8",
+                AppBody::Full(Some(Bytes::from_static(dashboard::PAGE.as_bytes()))),
+            ),
+            (&Method::GET, "/events") => {
+                let stream = self.events.subscribe(last_event_id(req.headers()));
+                stream.into_response().map(AppBody::Events)
+            }
+            (_, p) if p.starts_with("/static/") && self.static_dir.is_some() => {
+                let Some(mut dir) = self.static_dir.clone() else {
+                    return text(StatusCode::NOT_FOUND, "not found\n");
+                };
+                match dir.call(req).await {
+                    Ok(response) => response.map(AppBody::File),
+                    Err(never) => match never {},
+                }
+            }
             (&Method::GET | &Method::HEAD, "/api/livedata") => self.livedata(),
             (&Method::GET | &Method::HEAD, "/metrics") => self.metrics_page(),
             (&Method::GET | &Method::HEAD, p) if p.starts_with("/bytes/") => bytes_page(p),
@@ -266,6 +320,10 @@ pub enum AppBody {
     Echo(Incoming),
     /// A complete body in one piece.
     Full(Option<Bytes>),
+    /// Server-sent events.
+    Events(EventStream),
+    /// A file streamed from disk.
+    File(FileBody),
 }
 
 impl Body for AppBody {
@@ -276,6 +334,8 @@ impl Body for AppBody {
         match self.get_mut() {
             AppBody::Stream(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
             AppBody::Echo(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
+            AppBody::Events(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
+            AppBody::File(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
             AppBody::Full(data) => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
             AppBody::Pattern { block, remaining } => {
                 if *remaining == 0 {
@@ -292,6 +352,8 @@ impl Body for AppBody {
         match self {
             AppBody::Stream(body) => body.is_end_stream(),
             AppBody::Echo(body) => body.is_end_stream(),
+            AppBody::Events(body) => body.is_end_stream(),
+            AppBody::File(body) => body.is_end_stream(),
             AppBody::Full(data) => data.is_none(),
             AppBody::Pattern { remaining, .. } => *remaining == 0,
         }
@@ -301,6 +363,8 @@ impl Body for AppBody {
         match self {
             AppBody::Stream(body) => body.size_hint(),
             AppBody::Echo(body) => body.size_hint(),
+            AppBody::Events(body) => body.size_hint(),
+            AppBody::File(body) => body.size_hint(),
             AppBody::Full(data) => SizeHint::with_exact(data.as_ref().map_or(0, |d| d.len() as u64)),
             AppBody::Pattern { remaining, .. } => SizeHint::with_exact(*remaining),
         }

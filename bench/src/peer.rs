@@ -18,7 +18,7 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use ringstream::app::{AppBody, App};
+use ringstream::app::{App, AppBody};
 use ringstream::server::Metrics;
 use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
@@ -65,7 +65,10 @@ async fn handle(
         }
         (&Method::GET, p) if p.starts_with("/bytes/") => {
             let n: u64 = p["/bytes/".len()..].parse().unwrap_or(0);
-            Response::new(AppBody::Pattern { block: ringstream::app::pattern_block(), remaining: n })
+            Response::new(AppBody::Pattern {
+                block: ringstream::app::pattern_block(),
+                remaining: n,
+            })
         }
         (&Method::POST, "/upload") => {
             let mut body = req.into_body();
@@ -80,14 +83,18 @@ async fn handle(
                         }
                     }
                     Err(_) => {
-                        let mut r = Response::new(AppBody::Full(Some(Bytes::from_static(b"upload failed\n"))));
+                        let mut r = Response::new(AppBody::Full(Some(Bytes::from_static(
+                            b"upload failed\n",
+                        ))));
                         *r.status_mut() = StatusCode::BAD_REQUEST;
                         return Ok(r);
                     }
                 }
             }
             let digest = hex::encode(hasher.finalize());
-            json(Bytes::from(format!("{{\"bytes\":{total},\"sha256\":\"{digest}\"}}\n")))
+            json(Bytes::from(format!(
+                "{{\"bytes\":{total},\"sha256\":\"{digest}\"}}\n"
+            )))
         }
         _ => {
             let mut r = Response::new(AppBody::Full(Some(Bytes::from_static(b"not found\n"))));
@@ -100,6 +107,9 @@ async fn handle(
 
 fn json(data: Bytes) -> Response<AppBody> {
     let mut r = Response::new(AppBody::Full(Some(data)));
-    r.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
     r
 }

@@ -126,6 +126,12 @@ impl Samples {
         median(&self.total)
     }
 
+    /// Fastest whole-operation time, in seconds: the least disturbed by
+    /// other processes.
+    pub fn min_total(&self) -> f64 {
+        self.total.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
     /// Median phase time, in seconds.
     pub fn median_phase(&self) -> f64 {
         median(&self.phase)

@@ -52,8 +52,15 @@ impl Drop for ServerProcess {
 
 fn proc_status_kib(pid: u32, key: &str) -> anyhow::Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let line = status.lines().find(|l| l.starts_with(key)).with_context(|| format!("{key} missing"))?;
-    let kib = line[key.len()..].trim().trim_end_matches("kB").trim().parse()?;
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(key))
+        .with_context(|| format!("{key} missing"))?;
+    let kib = line[key.len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()?;
     Ok(kib)
 }
 
@@ -78,25 +85,45 @@ fn sibling(name: &str) -> anyhow::Result<PathBuf> {
 pub fn start_ringstream(workers: usize) -> anyhow::Result<ServerProcess> {
     let addr = free_port()?;
     let child = Command::new(sibling("ringstream")?)
-        .args(["serve", "--addr", &addr.to_string(), "--workers", &workers.to_string()])
+        .args([
+            "serve",
+            "--addr",
+            &addr.to_string(),
+            "--workers",
+            &workers.to_string(),
+        ])
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .context("starting ringstream serve")?;
-    wait_ready(ServerProcess { name: "ringstream", addr, child })
+    wait_ready(ServerProcess {
+        name: "ringstream",
+        addr,
+        child,
+    })
 }
 
 /// Start the hyper peer with `workers` runtime threads.
 pub fn start_hyper(workers: usize) -> anyhow::Result<ServerProcess> {
     let addr = free_port()?;
     let child = Command::new(std::env::current_exe()?)
-        .args(["hyper-peer", "--addr", &addr.to_string(), "--workers", &workers.to_string()])
+        .args([
+            "hyper-peer",
+            "--addr",
+            &addr.to_string(),
+            "--workers",
+            &workers.to_string(),
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .context("starting the hyper peer")?;
-    wait_ready(ServerProcess { name: "hyper", addr, child })
+    wait_ready(ServerProcess {
+        name: "hyper",
+        addr,
+        child,
+    })
 }
 
 fn wait_ready(mut server: ServerProcess) -> anyhow::Result<ServerProcess> {

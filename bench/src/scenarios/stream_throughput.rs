@@ -170,6 +170,7 @@ fn print_table(rows: &[Row]) {
         "GB/s",
         "x raw",
         "x bufreader",
+        "CPU GB/s",
         "allocs",
         "peak heap",
     ];
@@ -196,6 +197,12 @@ fn print_table(rows: &[Row]) {
             format!("{:.2}", gbps(row.bytes, row.seconds)),
             ratio("raw-read"),
             ratio("bufreader"),
+            row.extra
+                .iter()
+                .find(|(k, _)| k == "cpu_gbps")
+                .and_then(|(_, v)| v.as_f64())
+                .map(|g| format!("{g:.2}"))
+                .unwrap_or_default(),
             row.allocations.to_string(),
             row.peak_heap_bytes.to_string(),
         ]);
@@ -225,9 +232,15 @@ fn print_table(rows: &[Row]) {
     }
 }
 
-/// One (block, variant) pair: block size, variant, its name, the times of
-/// every round and the counters of the first.
-type Cell = (usize, Variant, &'static str, Vec<f64>, Option<Snapshot>);
+/// One (block, variant) pair: block size, variant, its name, the (wall,
+/// CPU) seconds of every round and the counters of the first.
+type Cell = (
+    usize,
+    Variant,
+    &'static str,
+    Vec<(f64, f64)>,
+    Option<Snapshot>,
+);
 
 /// Runs the scenario.
 pub fn run(args: &Args) -> anyhow::Result<()> {
@@ -276,15 +289,25 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             eprintln!("round {}/{}", round + 1, args.rounds);
         }
         for (block, v, _, times, counted) in cells.iter_mut() {
-            let (elapsed, snapshot) = run_once(&rt, *v, size, *block)?;
-            times.push(elapsed.as_secs_f64());
-            counted.get_or_insert(snapshot);
+            let outcome = run_once(&rt, *v, size, *block)?;
+            times.push((
+                outcome.elapsed.as_secs_f64(),
+                outcome.cpu_seconds.unwrap_or(f64::NAN),
+            ));
+            counted.get_or_insert(outcome.counted);
         }
     }
     let rows: Vec<Row> = cells
         .into_iter()
         .map(|(block, _, name, times, counted)| {
-            let seconds = median(&times);
+            let wall: Vec<f64> = times.iter().map(|t| t.0).collect();
+            let cpu: Vec<f64> = times
+                .iter()
+                .map(|t| t.1)
+                .filter(|c| c.is_finite())
+                .collect();
+            let seconds = median(&wall);
+            let cpu_seconds = (!cpu.is_empty()).then(|| median(&cpu));
             let counted = counted.unwrap_or_default();
             Row {
                 scenario: NAME.into(),
@@ -304,7 +327,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     ),
                     ("gbps".into(), json!(gbps(size, seconds))),
                     ("block_size".into(), json!(block)),
-                    ("seconds_all".into(), json!(times)),
+                    ("cpu_seconds".into(), json!(cpu_seconds)),
+                    ("cpu_gbps".into(), json!(cpu_seconds.map(|c| gbps(size, c)))),
+                    ("seconds_all".into(), json!(wall)),
                 ],
             }
         })
@@ -329,8 +354,8 @@ mod tests {
             .build()
             .unwrap();
         for (v, name) in VARIANTS {
-            let (elapsed, _) = run_once(&rt, v, 3_000_000, 64 * 1024).unwrap();
-            assert!(elapsed > Duration::ZERO, "{name}");
+            let outcome = run_once(&rt, v, 3_000_000, 64 * 1024).unwrap();
+            assert!(outcome.elapsed > Duration::ZERO, "{name}");
         }
     }
 }

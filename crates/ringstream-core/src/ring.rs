@@ -19,7 +19,6 @@
 //! is filled and then drained completely keeps its data contiguous, and
 //! [`RingBuffer::into_vec`] hands the allocation over without copying.
 
-use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::{cmp, fmt};
 
@@ -51,10 +50,15 @@ const MIN_GROWTH: usize = 64;
 /// assert_eq!(&segment, b"up{j");
 /// assert_eq!(ring.len(), 12);
 /// ```
-#[derive(Clone)]
 pub struct RingBuffer {
-    /// Storage; its length is the capacity. Always initialised.
-    buf: Box<[u8]>,
+    /// Storage. Its allocation holds at least `cap` bytes; its length is
+    /// the initialised prefix (the high-water mark of writes), so growing
+    /// never zero-fills: new bytes are appended where they land. Every
+    /// stored byte lies in `buf[..buf.len()]`, and when the data wraps,
+    /// `buf.len() == cap`.
+    buf: Vec<u8>,
+    /// Capacity in bytes: the ring's modulus.
+    cap: usize,
     /// Offset of the first stored byte. Zero whenever `len == 0`.
     head: usize,
     /// Number of stored bytes.
@@ -122,7 +126,8 @@ impl RingBuffer {
     /// ```
     pub fn new() -> Self {
         RingBuffer {
-            buf: Box::default(),
+            buf: Vec::new(),
+            cap: 0,
             head: 0,
             len: 0,
             bounded: false,
@@ -144,7 +149,8 @@ impl RingBuffer {
     /// ```
     pub fn with_capacity(capacity: usize) -> Self {
         RingBuffer {
-            buf: zeroed(capacity),
+            buf: Vec::with_capacity(capacity),
+            cap: capacity,
             head: 0,
             len: 0,
             bounded: false,
@@ -170,7 +176,8 @@ impl RingBuffer {
     /// ```
     pub fn bounded(capacity: usize) -> Self {
         RingBuffer {
-            buf: zeroed(capacity),
+            buf: Vec::with_capacity(capacity),
+            cap: capacity,
             head: 0,
             len: 0,
             bounded: true,
@@ -197,14 +204,14 @@ impl RingBuffer {
     /// Number of bytes the ring can hold without growing.
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.buf.len()
+        self.cap
     }
 
     /// Number of bytes that can be written right now without growing:
     /// `capacity() - len()`.
     #[inline]
     pub fn room(&self) -> usize {
-        self.buf.len() - self.len
+        self.cap - self.len
     }
 
     /// Appends bytes from `src` and returns how many were stored.
@@ -400,8 +407,8 @@ impl RingBuffer {
         let (a, b) = self.as_slices();
         v.extend_from_slice(a);
         v.extend_from_slice(b);
-        v.resize(new_cap, 0);
-        self.buf = v.into_boxed_slice();
+        self.buf = v;
+        self.cap = new_cap;
         self.head = 0;
     }
 
@@ -421,7 +428,7 @@ impl RingBuffer {
     /// ```
     #[inline]
     pub fn as_slices(&self) -> (&[u8], &[u8]) {
-        let cap = self.buf.len();
+        let cap = self.cap;
         if self.len <= cap - self.head {
             (&self.buf[self.head..self.head + self.len], &[])
         } else {
@@ -453,6 +460,10 @@ impl RingBuffer {
     #[inline]
     pub fn spare_mut(&mut self) -> &mut [u8] {
         let (start, end) = self.spare_range();
+        if end > self.buf.len() {
+            // First use of this part of the storage: initialise it.
+            self.buf.resize(end, 0);
+        }
         &mut self.buf[start..end]
     }
 
@@ -475,11 +486,10 @@ impl RingBuffer {
     /// ```
     #[inline]
     pub fn commit(&mut self, n: usize) {
-        let (start, end) = self.spare_range();
+        let spare = self.spare_mut().len();
         assert!(
-            n <= end - start,
-            "cannot commit {n} bytes: only {} spare bytes follow the data",
-            end - start
+            n <= spare,
+            "cannot commit {n} bytes: only {spare} spare bytes follow the data"
         );
         self.len += n;
     }
@@ -500,7 +510,8 @@ impl RingBuffer {
     /// assert_eq!(ring.as_slices(), (&b"cde"[..], &b""[..]));
     /// ```
     pub fn make_contiguous(&mut self) -> &mut [u8] {
-        if self.len > self.buf.len() - self.head {
+        if self.len > self.cap - self.head {
+            // Wrapped, so `buf.len() == cap`.
             self.buf.rotate_left(self.head);
             self.head = 0;
         }
@@ -530,13 +541,13 @@ impl RingBuffer {
     /// ```
     pub fn into_vec(mut self) -> Vec<u8> {
         if self.head != 0 {
-            if self.len > self.buf.len() - self.head {
+            if self.len > self.cap - self.head {
                 self.buf.rotate_left(self.head);
             } else {
                 self.buf.copy_within(self.head..self.head + self.len, 0);
             }
         }
-        let mut v = self.buf.into_vec();
+        let mut v = self.buf;
         v.truncate(self.len);
         v
     }
@@ -576,7 +587,7 @@ impl RingBuffer {
         if self.len == 0 {
             self.head = 0;
         } else {
-            let cap = self.buf.len();
+            let cap = self.cap;
             self.head += n;
             if self.head >= cap {
                 self.head -= cap;
@@ -587,7 +598,7 @@ impl RingBuffer {
     /// Offset one past the last stored byte, wrapped into the storage.
     #[inline]
     fn tail(&self) -> usize {
-        let cap = self.buf.len();
+        let cap = self.cap;
         // head < cap or head == 0, and len <= cap, so this cannot overflow
         // past 2 * cap.
         let t = self.head + self.len;
@@ -601,7 +612,7 @@ impl RingBuffer {
     /// The writable run after the stored bytes, as a range of `buf`.
     #[inline]
     fn spare_range(&self) -> (usize, usize) {
-        let cap = self.buf.len();
+        let cap = self.cap;
         if self.len == cap {
             return (0, 0);
         }
@@ -614,27 +625,26 @@ impl RingBuffer {
         }
     }
 
-    /// The fast path of every write: if `src` fits in the contiguous run
-    /// after unwrapped data, one copy and one addition. Returns `false`
-    /// (touching nothing) otherwise.
+    /// The fast path of every write: if the data does not wrap and `src`
+    /// fits before the end of the storage, one copy, either appended at
+    /// the initialised frontier (no reallocation: the allocation holds
+    /// `cap` bytes) or over initialised bytes. Returns `false`, touching
+    /// nothing, otherwise.
     #[inline(always)]
     fn append_contiguous(&mut self, src: &[u8]) -> bool {
-        // head < capacity (or 0) and len <= capacity, so `end` cannot
-        // overflow; when the data wraps, `end` is past the storage and the
-        // first `get_mut` fails.
+        // head < cap (or 0) and len <= cap, so `end` cannot overflow. When
+        // the data wraps, `end > cap >= buf.len()`.
         let end = self.head + self.len;
-        match self
-            .buf
-            .get_mut(end..)
-            .and_then(|tail| tail.get_mut(..src.len()))
-        {
-            Some(dst) => {
-                dst.copy_from_slice(src);
-                self.len += src.len();
-                true
-            }
-            None => false,
+        if end == self.buf.len() && src.len() <= self.cap - end {
+            self.buf.extend_from_slice(src);
+        } else if let Some(dst) = self.buf.get_mut(end..).and_then(|t| t.get_mut(..src.len())) {
+            // A ring being refilled: overwrite initialised bytes.
+            dst.copy_from_slice(src);
+        } else {
+            return false;
         }
+        self.len += src.len();
+        true
     }
 
     /// Writes that wrap, grow or hit the bound.
@@ -663,18 +673,38 @@ impl RingBuffer {
         Ok(())
     }
 
-    /// Copies `src` (which fits in `room()`) after the stored bytes.
-    #[inline]
+    /// Copies `src` (which fits in `room()`) after the stored bytes: at
+    /// most two runs, each copied over initialised bytes and/or appended
+    /// at the frontier.
     fn copy_in(&mut self, src: &[u8]) {
         debug_assert!(src.len() <= self.room());
         let tail = self.tail();
-        let first = cmp::min(src.len(), self.buf.len() - tail);
+        // Unwrapped data: the tail run reaches the end of the storage.
+        // Wrapped (or tail at the end): it reaches the head.
+        let run = if tail >= self.head && self.len < self.cap {
+            self.cap - tail
+        } else {
+            self.head - tail
+        };
+        let first = cmp::min(src.len(), run);
         let (a, b) = src.split_at(first);
-        self.buf[tail..tail + first].copy_from_slice(a);
-        if !b.is_empty() {
-            self.buf[..b.len()].copy_from_slice(b);
-        }
+        self.put_at(tail, a);
+        // The second run starts at 0 and ends before the head, inside the
+        // initialised prefix.
+        self.put_at(0, b);
         self.len += src.len();
+    }
+
+    /// Stores `src` at `pos` (`pos <= buf.len()`, `pos + src.len() <=
+    /// cap`): overwrites the initialised part, appends the rest.
+    #[inline]
+    fn put_at(&mut self, pos: usize, src: &[u8]) {
+        let inside = cmp::min(src.len(), self.buf.len() - pos);
+        let (a, b) = src.split_at(inside);
+        self.buf[pos..pos + inside].copy_from_slice(a);
+        if !b.is_empty() {
+            self.buf.extend_from_slice(b);
+        }
     }
 
     /// Grows an unbounded ring so that `additional` more bytes fit: to at
@@ -683,30 +713,39 @@ impl RingBuffer {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, additional: usize) {
-        let old_cap = self.buf.len();
+        let old_cap = self.cap;
         let needed = self
             .len
             .checked_add(additional)
             .expect("ring buffer capacity overflow");
         let new_cap = cmp::max(cmp::max(old_cap.saturating_mul(2), needed), MIN_GROWTH);
-        let mut v = core::mem::take(&mut self.buf).into_vec();
-        v.reserve_exact(new_cap - old_cap);
-        v.resize(new_cap, 0);
-        self.buf = v.into_boxed_slice();
+        // One reallocation that copies only the initialised prefix and
+        // zero-fills nothing.
+        self.buf.reserve_exact(new_cap - self.buf.len());
+        self.cap = new_cap;
         let end = self.head + self.len;
         if end > old_cap {
-            // The second run sat at [0, end - old_cap); append it after the
-            // first run, which ends at old_cap. new_cap >= 2 * old_cap and
-            // end - old_cap < old_cap, so it fits.
-            let wrapped = end - old_cap;
-            self.buf.copy_within(..wrapped, old_cap);
+            // Wrapped, so buf.len() == old_cap: the second run sits at
+            // [0, end - old_cap) and is appended after the first run.
+            // end - old_cap < old_cap <= new_cap - old_cap, so it fits.
+            self.buf.extend_from_within(..end - old_cap);
         }
     }
 }
 
-/// `len` zero bytes as a boxed slice (one zeroed allocation, none for 0).
-fn zeroed(len: usize) -> Box<[u8]> {
-    alloc::vec![0u8; len].into_boxed_slice()
+impl Clone for RingBuffer {
+    /// A copy with the same capacity, bound and layout.
+    fn clone(&self) -> Self {
+        let mut buf = Vec::with_capacity(self.cap);
+        buf.extend_from_slice(&self.buf);
+        RingBuffer {
+            buf,
+            cap: self.cap,
+            head: self.head,
+            len: self.len,
+            bounded: self.bounded,
+        }
+    }
 }
 
 impl Default for RingBuffer {
@@ -732,7 +771,8 @@ impl From<&[u8]> for RingBuffer {
     /// its length.
     fn from(bytes: &[u8]) -> Self {
         RingBuffer {
-            buf: bytes.into(),
+            buf: bytes.to_vec(),
+            cap: bytes.len(),
             head: 0,
             len: bytes.len(),
             bounded: false,
@@ -742,12 +782,12 @@ impl From<&[u8]> for RingBuffer {
 
 impl From<Vec<u8>> for RingBuffer {
     /// An unbounded ring holding `vec`'s bytes, reusing its allocation
-    /// (its spare capacity becomes the ring's room).
-    fn from(mut vec: Vec<u8>) -> Self {
+    /// (its spare capacity becomes the ring's room). Nothing is copied.
+    fn from(vec: Vec<u8>) -> Self {
         let len = vec.len();
-        vec.resize(vec.capacity(), 0);
         RingBuffer {
-            buf: vec.into_boxed_slice(),
+            cap: vec.capacity(),
+            buf: vec,
             head: 0,
             len,
             bounded: false,
@@ -1015,6 +1055,44 @@ mod tests {
         assert_eq!(r.spare_range(), (0, 1));
         r.commit(1);
         assert_eq!(r.spare_range(), (0, 0));
+    }
+
+    #[test]
+    fn storage_is_initialised_lazily_and_never_zero_filled_by_growth() {
+        let mut r = RingBuffer::with_capacity(8);
+        assert_eq!(r.buf.len(), 0);
+        r.write(b"abc");
+        assert_eq!(r.buf.len(), 3, "appended at the frontier");
+        r.write(&[b'x'; 10]); // grows
+        assert_eq!(r.buf.len(), 13);
+        assert!(r.buf.capacity() >= r.cap);
+        // Drained and refilled: overwrites initialised bytes.
+        r.consume(13);
+        r.write(b"zz");
+        assert_eq!(r.buf.len(), 13);
+        assert_eq!(contents(&r), b"zz");
+        // spare_mut initialises only the run it returns.
+        let n = r.spare_mut().len();
+        assert_eq!(n, r.cap - 2);
+        assert_eq!(r.buf.len(), r.cap);
+    }
+
+    #[test]
+    fn commit_without_spare_mut_initialises_the_committed_bytes() {
+        let mut r = RingBuffer::with_capacity(4);
+        r.commit(3);
+        assert_eq!(r.len(), 3);
+        assert_eq!(r.as_slices().0.len(), 3);
+    }
+
+    #[test]
+    fn wrapped_data_implies_full_frontier() {
+        let mut r = RingBuffer::bounded(6);
+        r.write(b"abcd");
+        r.consume(3);
+        r.write(b"efgh"); // d e f | g h
+        assert_eq!(r.buf.len(), r.cap);
+        assert_eq!(r.as_slices(), (&b"def"[..], &b"gh"[..]));
     }
 
     #[test]

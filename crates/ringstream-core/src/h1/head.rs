@@ -435,25 +435,17 @@ impl HeadParser {
         let s = &mut self.scan;
         let mut i = s.pos;
         while i < limit {
+            // Only line ends matter until a line is whole, except in the
+            // request line, where a bad method or an overlong target is
+            // caught as soon as its bytes arrive.
+            let rest = buf.get(i..limit).unwrap_or_default();
+            let end = find_line_end(rest).map_or(limit, |off| i + off);
             if !s.request_line_done {
-                // The request line (or an empty line before it): byte by
-                // byte, to catch a bad method or an overlong target early.
-                let Some(&b) = buf.get(i) else { break };
-                if b != b'\r' && b != b'\n' {
-                    track_request_line(s, buf, i, b, &self.limits)?;
-                    i += 1;
-                    continue;
-                }
-            } else {
-                // Inside fields only line ends matter until a line is whole.
-                let rest = buf.get(i..limit).unwrap_or_default();
-                match rest.iter().position(|&b| b == b'\r' || b == b'\n') {
-                    Some(off) => i += off,
-                    None => {
-                        i = limit;
-                        break;
-                    }
-                }
+                track_request_line(s, buf, i, end, &self.limits)?;
+            }
+            i = end;
+            if i >= limit {
+                break;
             }
             match buf.get(i) {
                 Some(b'\r') => match buf.get(i + 1) {
@@ -496,34 +488,74 @@ impl HeadParser {
     }
 }
 
-/// Checks one byte (not CR or LF) of the request line as it arrives: the
-/// method once its SP arrives, the target length as it grows.
+/// Checks the request-line bytes `buf[from..to]` (no CR or LF among them)
+/// as they arrive: the method once its SP arrives, the target length as it
+/// grows.
 fn track_request_line(
     s: &mut Scan,
     buf: &[u8],
-    i: usize,
-    b: u8,
+    from: usize,
+    to: usize,
     limits: &Limits,
 ) -> Result<(), Error> {
-    match s.first_sp {
-        None if b == b' ' => {
-            let method = buf.get(s.line_start..i).unwrap_or_default();
+    let mut k = from;
+    let first_sp = match s.first_sp {
+        Some(sp) => sp,
+        None => {
+            let seg = buf.get(from..to).unwrap_or_default();
+            let Some(off) = seg.iter().position(|&b| b == b' ') else {
+                return Ok(());
+            };
+            let sp = from + off;
+            let method = buf.get(s.line_start..sp).unwrap_or_default();
             if !is_token(method) {
                 return Err(Error::InvalidMethod);
             }
-            s.first_sp = Some(i);
+            s.first_sp = Some(sp);
+            k = sp + 1;
+            sp
         }
-        None => {}
-        Some(sp) if !s.target_done => {
-            if b == b' ' {
+    };
+    if !s.target_done {
+        let seg = buf.get(k..to).unwrap_or_default();
+        let target_end = match seg.iter().position(|&b| b == b' ') {
+            Some(off) => {
                 s.target_done = true;
-            } else if i - sp > limits.max_target_len {
-                return Err(Error::TargetTooLong);
+                k + off
             }
+            None => to,
+        };
+        if target_end - first_sp - 1 > limits.max_target_len {
+            return Err(Error::TargetTooLong);
         }
-        Some(_) => {}
     }
     Ok(())
+}
+
+/// Offset of the first CR or LF in `s`, looking at eight bytes at a time.
+fn find_line_end(s: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const CR: u64 = LO * b'\r' as u64;
+    const LF: u64 = LO * b'\n' as u64;
+    let mut off = 0;
+    for chunk in s.chunks_exact(8) {
+        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let w = u64::from_le_bytes(word);
+        let (cr, lf) = (w ^ CR, w ^ LF);
+        // Non-zero when some byte of `cr` or `lf` is zero (may also flag a
+        // byte above a zero one: the byte scan below settles it).
+        if ((cr.wrapping_sub(LO) & !cr) | (lf.wrapping_sub(LO) & !lf)) & HI != 0 {
+            break;
+        }
+        off += 8;
+    }
+    let tail = s.get(off..)?;
+    tail.iter()
+        .position(|&b| b == b'\r' || b == b'\n')
+        .map(|p| off + p)
 }
 
 /// A validated request line.
@@ -640,7 +672,7 @@ fn field_line(line: &[u8], first: bool) -> Result<(), Error> {
         return Err(Error::InvalidFieldName);
     }
     let value = line.get(colon + 1..).unwrap_or_default();
-    if !value.iter().all(|&b| is_field_byte(b)) {
+    if !is_field_value(value) {
         return Err(Error::InvalidFieldValue);
     }
     Ok(())
@@ -934,36 +966,76 @@ fn is_sub_delim(b: u8) -> bool {
 
 /// Whether `s` is a non-empty token (RFC 9110 §5.6.2).
 fn is_token(s: &[u8]) -> bool {
-    !s.is_empty() && s.iter().all(|&b| is_tchar(b))
+    !s.is_empty() && s.iter().all(|&b| TCHAR[usize::from(b)])
 }
 
-/// RFC 9110 §5.6.2 tchar.
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-        || matches!(
-            b,
-            b'!' | b'#'
-                | b'$'
-                | b'%'
-                | b'&'
-                | b'\''
-                | b'*'
-                | b'+'
-                | b'-'
-                | b'.'
-                | b'^'
-                | b'_'
-                | b'`'
-                | b'|'
-                | b'~'
-        )
+/// RFC 9110 §5.6.2 tchar, by byte value.
+static TCHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            );
+        i += 1;
+    }
+    t
+};
+
+/// Whether every byte of `v` is allowed in a field value, looking at eight
+/// bytes at a time: only a word holding a control byte (HTAB included) or
+/// DEL is checked byte by byte.
+fn is_field_value(v: &[u8]) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const DEL: u64 = LO * 0x7f;
+    let mut chunks = v.chunks_exact(8);
+    for chunk in &mut chunks {
+        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+            return false;
+        };
+        let w = u64::from_le_bytes(word);
+        let del = w ^ DEL;
+        // Non-zero when some byte is below 0x20 or equals 0x7f.
+        let suspect = ((w.wrapping_sub(LO * 0x20) & !w) | (del.wrapping_sub(LO) & !del)) & HI;
+        if suspect != 0 && !chunk.iter().all(|&b| FIELD_BYTE[usize::from(b)]) {
+            return false;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .all(|&b| FIELD_BYTE[usize::from(b)])
 }
 
-/// A byte allowed in a field value: HTAB, SP, VCHAR, obs-text
-/// (RFC 9110 §5.5).
-fn is_field_byte(b: u8) -> bool {
-    b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80
-}
+/// Bytes allowed in a field value: HTAB, SP, VCHAR, obs-text
+/// (RFC 9110 §5.5), by byte value.
+static FIELD_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b == b'\t' || (b >= b' ' && b <= b'~') || b >= 0x80;
+        i += 1;
+    }
+    t
+};
 
 fn trim_ows(s: &[u8]) -> &[u8] {
     let start = s
@@ -1007,6 +1079,48 @@ mod tests {
         assert!(!is_host_port(b"host/path", false));
         assert!(!is_host_port(b"[]", false));
         assert!(!is_host_port(b":80", false));
+    }
+
+    #[test]
+    fn find_line_end_matches_a_byte_scan() {
+        let naive = |s: &[u8]| s.iter().position(|&b| b == b'\r' || b == b'\n');
+        let mut buf = [b'a'; 40];
+        assert_eq!(find_line_end(&buf), None);
+        for at in 0..buf.len() {
+            for end in [b'\r', b'\n'] {
+                buf = [b'a'; 40];
+                buf[at] = end;
+                // Bytes that trip the word test without being CR or LF.
+                if at + 1 < buf.len() {
+                    buf[at + 1] = 0x0c;
+                }
+                for from in 0..buf.len() {
+                    assert_eq!(find_line_end(&buf[from..]), naive(&buf[from..]));
+                }
+            }
+        }
+        let tricky = [0x0eu8, 0x0c, 0x8d, 0x8a, 0x0b, 0x0d, 0x00, 0xff, 0x0a];
+        for from in 0..tricky.len() {
+            assert_eq!(find_line_end(&tricky[from..]), naive(&tricky[from..]));
+        }
+    }
+
+    #[test]
+    fn field_value_check_matches_the_table() {
+        let naive = |s: &[u8]| s.iter().all(|&b| FIELD_BYTE[usize::from(b)]);
+        for bad in 0u8..=255 {
+            for at in 0..20 {
+                let mut v = [b'x'; 20];
+                v[at] = bad;
+                for from in 0..v.len() {
+                    assert_eq!(
+                        is_field_value(&v[from..]),
+                        naive(&v[from..]),
+                        "{bad} at {at}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -522,3 +522,38 @@ async fn client_disconnect_cancels_streaming_body() {
     let kind = tokio::time::timeout(Duration::from_secs(10), done_rx).await.expect("handler cancelled").unwrap();
     assert_eq!(kind, std::io::ErrorKind::BrokenPipe);
 }
+
+/// A body the handler drops unread: a small remainder is drained and the
+/// connection reused; a remainder over the drain limit closes it.
+#[tokio::test]
+async fn unread_body_is_drained_within_limit_or_closes() {
+    let config = Config { drain_limit: 1024, ..config() };
+    let server = start_app(config).await;
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    let mut buf = Vec::new();
+    // 404 handler never reads the 500-byte body: drained, connection kept.
+    let mut request = b"POST /nope HTTP/1.1\r\nHost: t\r\nContent-Length: 500\r\n\r\n".to_vec();
+    request.extend_from_slice(&[b'x'; 500]);
+    socket.write_all(&request).await.unwrap();
+    let response = read_response(&mut socket, &mut buf, false).await;
+    assert_eq!(response.status, 404);
+    assert!(!response.closes());
+    socket.write_all(b"GET /bytes/2 HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
+    assert_eq!(read_response(&mut socket, &mut buf, false).await.body.len(), 2);
+
+    // A 100 KB body over the 1 KiB drain limit: the connection closes.
+    let socket = TcpStream::connect(server.addr).await.unwrap();
+    let mut request = b"POST /nope HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n".to_vec();
+    request.extend_from_slice(&vec![b'x'; 100_000]);
+    let (mut rd, mut wr) = socket.into_split();
+    let writer = tokio::spawn(async move {
+        let _ = wr.write_all(&request).await;
+        wr
+    });
+    let mut all = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), rd.read_to_end(&mut all)).await.expect("closed");
+    let text = String::from_utf8_lossy(&all);
+    assert!(text.starts_with("HTTP/1.1 404"), "{text}");
+    assert!(text.to_ascii_lowercase().contains("connection: close"), "{text}");
+    let _ = writer.await;
+}

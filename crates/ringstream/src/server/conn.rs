@@ -35,6 +35,9 @@ use crate::body::{poll_body, BodySender, Incoming, Pulled, Shared};
 use crate::error::{BoxError, Error};
 use crate::stream::Stream;
 
+/// How long a closing connection keeps reading what the client still sends.
+const LINGER_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Most header fields a request may carry, whatever the configured limit.
 const FIELD_SLOTS: usize = 128;
 
@@ -140,8 +143,36 @@ where
                 }
             }
         }
-        let _ = self.stream.close().await;
+        self.linger_close().await;
         Ok(())
+    }
+
+    /// Close without destroying the last response: shut down our write
+    /// half, then read and discard what the client may still be sending
+    /// (bounded in bytes and time) before closing. Closing a socket with
+    /// unread data makes the kernel send a reset, which can discard a
+    /// response the client has not read yet.
+    async fn linger_close(&mut self) {
+        /// Most bytes read and dropped while lingering.
+        const LINGER_BYTES: usize = 1 << 20;
+        if self.stream.close_write().await.is_ok() {
+            let deadline = tokio::time::Instant::now() + LINGER_TIME;
+            let stream = &mut self.stream;
+            let _ = timeout_at(deadline, async {
+                let mut discarded = 0usize;
+                while discarded < LINGER_BYTES {
+                    let pending = stream.buffered().len();
+                    stream.consume(pending);
+                    discarded += pending;
+                    match stream.fill().await {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                }
+            })
+            .await;
+        }
+        let _ = self.stream.close().await;
     }
 
     /// Read and validate the next request head.
@@ -299,6 +330,13 @@ where
         // invite it now, since no interim response may follow the final
         // head. Otherwise the client was never invited and may or may not
         // send it: do not reuse the connection.
+        // The service dropped the body unread and more of it is announced
+        // than will be drained: say now that the connection will close.
+        if pump.sender.as_ref().is_some_and(|s| s.shared.is_dropped())
+            && pump.decoder.remaining_hint().is_some_and(|n| n > self.config.drain_limit)
+        {
+            keep_alive = false;
+        }
         if pump.continue_due {
             if pump.sender.as_ref().is_some_and(|s| !s.shared.is_dropped()) {
                 self.stream.buffer_write(b"HTTP/1.1 100 Continue\r\n\r\n");

@@ -31,7 +31,11 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_value = "1,64")]
     pub connections: Vec<usize>,
     /// Paths to measure.
-    #[arg(long, value_delimiter = ',', default_value = "/bytes/40960,/api/livedata")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "/bytes/40960,/api/livedata"
+    )]
     pub paths: Vec<String>,
 }
 
@@ -42,7 +46,10 @@ pub fn ensure_wrk() -> anyhow::Result<()> {
     }
     eprintln!("wrk not found: installing Debian's wrk package");
     let ok = Command::new("sh")
-        .args(["-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk"])
+        .args([
+            "-c",
+            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk",
+        ])
         .status()
         .is_ok_and(|s| s.success());
     if !ok || Command::new("wrk").arg("--version").output().is_err() {
@@ -87,7 +94,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             let mut samples = [Vec::new(), Vec::new()];
             // Warm both up, then alternate.
             for server in [&ringstream, &hyper] {
-                let warm = Args { duration: 1, ..clone_args(args) };
+                let warm = Args {
+                    duration: 1,
+                    ..clone_args(args)
+                };
                 wrk(server, path, connections, &warm)?;
             }
             for _ in 0..args.rounds {

@@ -21,7 +21,11 @@ pub struct Args {
     #[arg(long, default_value_t = 2000)]
     pub requests: usize,
     /// Paths to measure.
-    #[arg(long, value_delimiter = ',', default_value = "/api/livedata,/bytes/40960,/metrics")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "/api/livedata,/bytes/40960,/metrics"
+    )]
     pub paths: Vec<String>,
 }
 
@@ -36,7 +40,10 @@ async fn exchange(client: &mut DuplexStream, request: &[u8], buf: &mut Vec<u8>) 
         if filled == buf.len() {
             buf.resize(filled + 64 * 1024, 0);
         }
-        let n = client.read(&mut buf[filled..]).await.expect("read response");
+        let n = client
+            .read(&mut buf[filled..])
+            .await
+            .expect("read response");
         assert!(n > 0, "server closed the connection");
         filled += n;
         if need == usize::MAX {
@@ -47,7 +54,8 @@ async fn exchange(client: &mut DuplexStream, request: &[u8], buf: &mut Vec<u8>) 
                     .find_map(|line| {
                         let line = std::str::from_utf8(line).ok()?.trim();
                         let (name, value) = line.split_once(':')?;
-                        name.eq_ignore_ascii_case("content-length").then(|| value.trim().parse::<usize>().ok())?
+                        name.eq_ignore_ascii_case("content-length")
+                            .then(|| value.trim().parse::<usize>().ok())?
                     })
                     .expect("content-length");
                 need = end + 4 + len;
@@ -61,7 +69,9 @@ async fn exchange(client: &mut DuplexStream, request: &[u8], buf: &mut Vec<u8>) 
 
 /// Run the scenario.
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let mut rows = Vec::new();
     for path in &args.paths {
         let request = format!("GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n");

@@ -31,7 +31,12 @@ pub struct Args {
 }
 
 /// One upload; returns (seconds, bytes the server reported).
-fn upload(server: &ServerProcess, size: u64, chunked: bool, write_size: usize) -> anyhow::Result<f64> {
+fn upload(
+    server: &ServerProcess,
+    size: u64,
+    chunked: bool,
+    write_size: usize,
+) -> anyhow::Result<f64> {
     let mut socket = TcpStream::connect(server.addr)?;
     socket.set_nodelay(true)?;
     let block: Vec<u8> = (0..write_size).map(|i| (i % 251) as u8).collect();
@@ -96,7 +101,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             }
         }
         let medians = [super::median(&seconds[0]), super::median(&seconds[1])];
-        let gbps = [size as f64 / medians[0] / 1e9, size as f64 / medians[1] / 1e9];
+        let gbps = [
+            size as f64 / medians[0] / 1e9,
+            size as f64 / medians[1] / 1e9,
+        ];
         for (i, server) in servers.iter().enumerate() {
             rows.push(Row {
                 scenario: "upload".into(),

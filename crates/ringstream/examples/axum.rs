@@ -19,8 +19,14 @@ use ringstream::ResponseStream;
 /// used as an axum body.
 pub fn router() -> Router {
     Router::new()
-        .route("/hello/{name}", get(|Path(name): Path<String>| async move { format!("hello, {name}\n") }))
-        .route("/count", post(|body: axum::body::Bytes| async move { format!("{} bytes\n", body.len()) }))
+        .route(
+            "/hello/{name}",
+            get(|Path(name): Path<String>| async move { format!("hello, {name}\n") }),
+        )
+        .route(
+            "/count",
+            post(|body: axum::body::Bytes| async move { format!("{} bytes\n", body.len()) }),
+        )
         .route(
             "/stream",
             get(|| async {
@@ -35,7 +41,9 @@ pub fn router() -> Router {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let addr = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:3000".into());
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:3000".into());
     let server = Server::bind(&addr).await?;
     println!("axum on ringstream: http://{}", server.local_addr()?);
     server.serve(router()).await

@@ -195,7 +195,11 @@ impl Incoming {
 
     /// Poll for the next piece of data, at most `max` bytes; `None` at the
     /// end of the body (trailers are kept for [`trailers`](Self::trailers)).
-    fn poll_partial(&mut self, cx: &mut Context<'_>, max: usize) -> Poll<Result<Option<Bytes>, Error>> {
+    fn poll_partial(
+        &mut self,
+        cx: &mut Context<'_>,
+        max: usize,
+    ) -> Poll<Result<Option<Bytes>, Error>> {
         if self.leftover.is_empty() {
             match ready!(self.poll_pull(cx))? {
                 Pulled::Data(data) => self.leftover = data,
@@ -226,7 +230,9 @@ impl Incoming {
         if n == 0 {
             return Ok(Some(Bytes::new()));
         }
-        poll_fn(|cx| self.poll_partial(cx, n)).await.map_err(Into::into)
+        poll_fn(|cx| self.poll_partial(cx, n))
+            .await
+            .map_err(Into::into)
     }
 
     /// `n` bytes, or fewer at the end of the body; `None` at the end with
@@ -315,7 +321,9 @@ impl Body for Incoming {
 
     fn size_hint(&self) -> SizeHint {
         match self.length {
-            Some(n) => SizeHint::with_exact(n.saturating_sub(self.received) + self.leftover.len() as u64),
+            Some(n) => {
+                SizeHint::with_exact(n.saturating_sub(self.received) + self.leftover.len() as u64)
+            }
             None => SizeHint::default(),
         }
     }
@@ -428,7 +436,11 @@ impl Shared {
             return Poll::Ready(item);
         }
         slot.wanted = true;
-        if !slot.body_waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+        if !slot
+            .body_waker
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()))
+        {
             slot.body_waker = Some(cx.waker().clone());
         }
         let conn = slot.conn_waker.take();
@@ -446,7 +458,11 @@ impl Shared {
         if slot.wanted && slot.item.is_none() && !slot.dropped {
             return true;
         }
-        if !slot.conn_waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+        if !slot
+            .conn_waker
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()))
+        {
             slot.conn_waker = Some(cx.waker().clone());
         }
         false
@@ -494,7 +510,10 @@ pub(crate) struct BodySender {
 
 impl Drop for BodySender {
     fn drop(&mut self) {
-        let closed = io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed before the end of the body");
+        let closed = io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "connection closed before the end of the body",
+        );
         self.shared.put(Err(Error::Io(closed)));
     }
 }

@@ -7,13 +7,15 @@
 //! sockets.
 
 pub use ringstream_core as core;
-pub mod response; pub use response::{ResponseStream, ResponseWriter};
-pub mod stream; pub use stream::{Stream, StreamOptions};
-pub mod sse;
-pub mod fs;
+pub mod response;
+pub use response::{ResponseStream, ResponseWriter};
+pub mod stream;
+pub use stream::{Stream, StreamOptions};
 pub mod app;
 pub mod body;
 pub mod error;
+pub mod fs;
 pub mod server;
+pub mod sse;
 pub use body::Incoming;
 pub use error::{BoxError, Error};

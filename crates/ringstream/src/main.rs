@@ -53,7 +53,9 @@ struct ServeArgs {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
         .with_target(false)
         .init();
     match cli.command {
@@ -79,7 +81,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         config.shutdown_timeout = Duration::from_secs(args.shutdown_timeout);
         let mut app = App::new(server.metrics());
         if let Some(root) = &args.root {
-            anyhow::ensure!(root.is_dir(), "--root {} is not a directory", root.display());
+            anyhow::ensure!(
+                root.is_dir(),
+                "--root {} is not a directory",
+                root.display()
+            );
             app = app.with_static_root(root);
         }
         app.spawn_ticker();
@@ -103,13 +109,14 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
 async fn shutdown_signal() {
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(term) => term,
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}

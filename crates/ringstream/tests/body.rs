@@ -101,7 +101,10 @@ async fn chunked_body_yields_data_then_trailers() {
 #[tokio::test]
 async fn chunked_body_without_last_chunk_is_an_error() {
     let mut body = Incoming::from_stream(stream_of(b"5\r\nhello\r\n"), BodyFraming::Chunked);
-    assert_eq!(&body.read_partial(100).await.unwrap().unwrap()[..], b"hello");
+    assert_eq!(
+        &body.read_partial(100).await.unwrap().unwrap()[..],
+        b"hello"
+    );
     let err = body.read_partial(100).await.unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
 }
@@ -109,7 +112,8 @@ async fn chunked_body_without_last_chunk_is_an_error() {
 /// RFC 9112 §7.1: a framing violation surfaces as `InvalidData`.
 #[tokio::test]
 async fn chunked_framing_error_is_invalid_data() {
-    let mut body = Incoming::from_stream(stream_of(b"+5\r\nhello\r\n0\r\n\r\n"), BodyFraming::Chunked);
+    let mut body =
+        Incoming::from_stream(stream_of(b"+5\r\nhello\r\n0\r\n\r\n"), BodyFraming::Chunked);
     let err = body.read_to_end().await.unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::InvalidData);
 }
@@ -155,7 +159,11 @@ struct HugeChunk {
 }
 
 impl AsyncRead for HugeChunk {
-    fn poll_read(mut self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         if self.sent_head < self.head.len() {
             let n = (self.head.len() - self.sent_head).min(buf.remaining());
             let at = self.sent_head;
@@ -178,7 +186,11 @@ impl AsyncRead for HugeChunk {
 }
 
 impl AsyncWrite for HugeChunk {
-    fn poll_write(self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         Poll::Ready(Ok(buf.len()))
     }
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -217,6 +229,12 @@ async fn one_gib_single_chunk_streams_in_constant_memory() {
     }
     let peak = PEAK.load(Relaxed).saturating_sub(baseline);
     assert_eq!(total, SIZE);
-    assert!(largest <= 2 * block, "a piece of {largest} bytes: not streamed in blocks");
-    assert!(peak <= 4 * block + 64 * 1024, "peak heap {peak} bytes while streaming 1 GiB");
+    assert!(
+        largest <= 2 * block,
+        "a piece of {largest} bytes: not streamed in blocks"
+    );
+    assert!(
+        peak <= 4 * block + 64 * 1024,
+        "peak heap {peak} bytes while streaming 1 GiB"
+    );
 }

@@ -11,8 +11,14 @@ use ringstream::server::Config;
 use sha2::{Digest, Sha256};
 
 fn require(tool: &str) {
-    let found = Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
-    assert!(found, "`{tool}` is required by this test (installed by .ci/run) but was not found");
+    let found = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "`{tool}` is required by this test (installed by .ci/run) but was not found"
+    );
 }
 
 fn run(cmd: &mut Command) -> String {
@@ -38,7 +44,11 @@ async fn curl_reuses_one_connection_for_many_requests() {
     let out = blocking(move || {
         let urls: Vec<String> = (1..=5).map(|n| format!("{base}/bytes/{n}")).collect();
         let mut cmd = Command::new("curl");
-        cmd.args(["-s", "-w", "%{http_code} %{num_connects} %{size_download}\\n"]);
+        cmd.args([
+            "-s",
+            "-w",
+            "%{http_code} %{num_connects} %{size_download}\\n",
+        ]);
         for url in &urls {
             cmd.args(["-o", "/dev/null", url]);
         }
@@ -46,7 +56,10 @@ async fn curl_reuses_one_connection_for_many_requests() {
     })
     .await;
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines, ["200 1 1", "200 0 2", "200 0 3", "200 0 4", "200 0 5"]);
+    assert_eq!(
+        lines,
+        ["200 1 1", "200 0 2", "200 0 3", "200 0 4", "200 0 5"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -55,14 +68,25 @@ async fn curl_head_http10_and_404() {
     let server = start_app(Config::default()).await;
     let base = format!("http://{}", server.addr);
     let b = base.clone();
-    let head = blocking(move || run(Command::new("curl").args(["-s", "-I", &format!("{b}/bytes/1234")]))).await;
+    let head =
+        blocking(move || run(Command::new("curl").args(["-s", "-I", &format!("{b}/bytes/1234")])))
+            .await;
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(head.to_ascii_lowercase().contains("content-length: 1234"), "{head}");
+    assert!(
+        head.to_ascii_lowercase().contains("content-length: 1234"),
+        "{head}"
+    );
     let b = base.clone();
-    let old = blocking(move || run(Command::new("curl").args(["-s", "-0", "-D", "-", &format!("{b}/bytes/10")]))).await;
+    let old = blocking(move || {
+        run(Command::new("curl").args(["-s", "-0", "-D", "-", &format!("{b}/bytes/10")]))
+    })
+    .await;
     assert!(old.ends_with("\r\n\r\nringstream"), "{old}");
     let b = base.clone();
-    let missing = blocking(move || run(Command::new("curl").args(["-s", "-w", "%{http_code}", &format!("{b}/missing")]))).await;
+    let missing = blocking(move || {
+        run(Command::new("curl").args(["-s", "-w", "%{http_code}", &format!("{b}/missing")]))
+    })
+    .await;
     assert!(missing.ends_with("404"), "{missing}");
 }
 
@@ -82,7 +106,10 @@ async fn curl_upload_with_100_continue_and_chunked_echo() {
     // curl sends `Expect: 100-continue` for bodies over 1 MiB.
     let (b, f) = (base.clone(), file.clone());
     let out = blocking(move || {
-        run(Command::new("curl").args(["-s", "-v", "--data-binary"]).arg(format!("@{}", f.display())).arg(format!("{b}/upload")))
+        run(Command::new("curl")
+            .args(["-s", "-v", "--data-binary"])
+            .arg(format!("@{}", f.display()))
+            .arg(format!("{b}/upload")))
     })
     .await;
     assert!(out.contains(&format!("\"bytes\":{}", data.len())), "{out}");
@@ -141,6 +168,9 @@ async fn python_http_client_talks_to_the_server() {
     require("python3");
     let server = start_app(Config::default()).await;
     let port = server.addr.port().to_string();
-    let out = blocking(move || run(Command::new("python3").args(["-c", PYTHON_CLIENT, "127.0.0.1", &port]))).await;
+    let out = blocking(move || {
+        run(Command::new("python3").args(["-c", PYTHON_CLIENT, "127.0.0.1", &port]))
+    })
+    .await;
     assert_eq!(out.trim(), "python-ok");
 }

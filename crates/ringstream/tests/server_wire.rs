@@ -31,7 +31,13 @@ async fn keep_alive_serves_200_sequential_requests() {
         assert_eq!(response.body.len(), n as usize);
         assert!(!response.closes());
     }
-    assert_eq!(server.metrics.requests.load(std::sync::atomic::Ordering::Relaxed), 200);
+    assert_eq!(
+        server
+            .metrics
+            .requests
+            .load(std::sync::atomic::Ordering::Relaxed),
+        200
+    );
 }
 
 /// RFC 9112 §9.3.2: pipelined requests are answered in request order.
@@ -56,7 +62,10 @@ async fn pipelined_requests_are_answered_in_order() {
     assert_eq!(upload.status, 200);
     let body = String::from_utf8(upload.body).unwrap();
     assert!(body.contains("\"bytes\":3"), "{body}");
-    assert!(body.contains("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"), "{body}");
+    assert!(
+        body.contains("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        "{body}"
+    );
     let missing = read_response(&mut socket, &mut buf, false).await;
     assert_eq!(missing.status, 404);
 }
@@ -78,7 +87,10 @@ async fn expect_continue_sends_100_before_the_body() {
     let response = read_response(&mut socket, &mut buf, false).await;
     assert_eq!(response.status, 200);
     let body = String::from_utf8(response.body).unwrap();
-    assert!(body.contains("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"), "{body}");
+    assert!(
+        body.contains("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"),
+        "{body}"
+    );
 }
 
 /// A handler that answers without reading the body never sends 100 and
@@ -88,14 +100,19 @@ async fn expect_continue_without_reading_closes() {
     let server = start_app(config()).await;
     let mut socket = TcpStream::connect(server.addr).await.unwrap();
     socket
-        .write_all(b"POST /nope HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+        .write_all(
+            b"POST /nope HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n",
+        )
         .await
         .unwrap();
     let all = read_to_close(&mut socket).await;
     let text = String::from_utf8_lossy(&all);
     assert!(text.starts_with("HTTP/1.1 404 "), "{text}");
     assert!(!text.contains("100 Continue"), "{text}");
-    assert!(text.to_ascii_lowercase().contains("connection: close"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("connection: close"),
+        "{text}"
+    );
 }
 
 /// RFC 9110 §9.3.2: HEAD gets the GET's headers and no body.
@@ -104,12 +121,18 @@ async fn head_gets_headers_without_body() {
     let server = start_app(config()).await;
     let mut socket = TcpStream::connect(server.addr).await.unwrap();
     let mut buf = Vec::new();
-    socket.write_all(b"HEAD /bytes/1000 HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
+    socket
+        .write_all(b"HEAD /bytes/1000 HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
     let head = read_response(&mut socket, &mut buf, true).await;
     assert_eq!(head.status, 200);
     assert_eq!(head.header("content-length"), Some("1000"));
     // The connection stays usable: the next response follows directly.
-    socket.write_all(b"GET /bytes/4 HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
+    socket
+        .write_all(b"GET /bytes/4 HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
     let next = read_response(&mut socket, &mut buf, false).await;
     assert_eq!(next.body.len(), 4);
     assert!(buf.is_empty(), "HEAD response carried body bytes");
@@ -123,12 +146,18 @@ async fn http10_closes_unless_keep_alive_is_asked() {
     let text = String::from_utf8_lossy(&all);
     assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
     assert!(text.ends_with("\r\n\r\nrings"), "{text}");
-    assert!(!text.to_ascii_lowercase().contains("transfer-encoding"), "{text}");
+    assert!(
+        !text.to_ascii_lowercase().contains("transfer-encoding"),
+        "{text}"
+    );
 
     let mut socket = TcpStream::connect(server.addr).await.unwrap();
     let mut buf = Vec::new();
     for _ in 0..3 {
-        socket.write_all(b"GET /bytes/5 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").await.unwrap();
+        socket
+            .write_all(b"GET /bytes/5 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            .await
+            .unwrap();
         let response = read_response(&mut socket, &mut buf, false).await;
         assert_eq!(response.status, 200);
         assert_eq!(response.header("connection"), Some("keep-alive"));
@@ -142,7 +171,10 @@ async fn http10_streaming_body_is_close_delimited() {
         let (mut writer, body) = ResponseStream::streaming(1024);
         tokio::spawn(async move {
             for i in 0..100 {
-                writer.write(format!("line {i}\n").as_bytes()).await.unwrap();
+                writer
+                    .write(format!("line {i}\n").as_bytes())
+                    .await
+                    .unwrap();
             }
         });
         Ok::<_, Infallible>(http::Response::new(body))
@@ -150,11 +182,22 @@ async fn http10_streaming_body_is_close_delimited() {
     let server = start(service, config()).await;
     let all = roundtrip(server.addr, b"GET / HTTP/1.0\r\n\r\n").await;
     let text = String::from_utf8_lossy(&all);
-    assert!(!text.to_ascii_lowercase().contains("transfer-encoding"), "{text}");
+    assert!(
+        !text.to_ascii_lowercase().contains("transfer-encoding"),
+        "{text}"
+    );
     assert!(text.ends_with("line 99\n"), "{text}");
-    let chunked = roundtrip(server.addr, b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").await;
+    let chunked = roundtrip(
+        server.addr,
+        b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    )
+    .await;
     let text = String::from_utf8_lossy(&chunked);
-    assert!(text.to_ascii_lowercase().contains("transfer-encoding: chunked"), "{text}");
+    assert!(
+        text.to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
+        "{text}"
+    );
     assert!(text.ends_with("0\r\n\r\n"), "{text}");
 }
 
@@ -179,10 +222,15 @@ async fn framing_errors_get_4xx_and_close() {
     let server = start_app(config()).await;
     let smuggled = "GET /bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n";
     let long_target = format!("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", "a".repeat(9000));
-    let long_field = format!("GET / HTTP/1.1\r\nHost: t\r\nX-Big: {}\r\n\r\n", "b".repeat(200_000));
+    let long_field = format!(
+        "GET / HTTP/1.1\r\nHost: t\r\nX-Big: {}\r\n\r\n",
+        "b".repeat(200_000)
+    );
     let many_fields = format!(
         "GET / HTTP/1.1\r\nHost: t\r\n{}\r\n",
-        (0..150).map(|i| format!("X-{i}: v\r\n")).collect::<String>()
+        (0..150)
+            .map(|i| format!("X-{i}: v\r\n"))
+            .collect::<String>()
     );
     let cases: Vec<(String, u16)> = vec![
         // RFC 9112 §6.1, §6.3: CL + TE is rejected (smuggling).
@@ -221,9 +269,20 @@ async fn framing_errors_get_4xx_and_close() {
         let all = roundtrip(server.addr, request.as_bytes()).await;
         let text = String::from_utf8_lossy(&all);
         let shown: String = request.chars().take(80).collect();
-        assert_eq!(status_of(&all), Some(expected), "request {shown:?} got {text:?}");
-        assert!(text.to_ascii_lowercase().contains("connection: close"), "{shown:?}: {text}");
-        assert_eq!(text.matches("HTTP/1.1 ").count(), 1, "a smuggled request was answered: {text}");
+        assert_eq!(
+            status_of(&all),
+            Some(expected),
+            "request {shown:?} got {text:?}"
+        );
+        assert!(
+            text.to_ascii_lowercase().contains("connection: close"),
+            "{shown:?}: {text}"
+        );
+        assert_eq!(
+            text.matches("HTTP/1.1 ").count(),
+            1,
+            "a smuggled request was answered: {text}"
+        );
     }
 }
 
@@ -245,7 +304,10 @@ async fn truncated_upload_is_never_answered_2xx() {
                 // A streaming echo may have started its response; it must not
                 // look complete: no full Content-Length body / last chunk.
                 let text = String::from_utf8_lossy(&all);
-                assert!(!text.ends_with("0\r\n\r\n"), "truncated body looked complete: {text}");
+                assert!(
+                    !text.ends_with("0\r\n\r\n"),
+                    "truncated body looked complete: {text}"
+                );
                 assert!(!text.contains("\"bytes\""), "{text}");
             } else {
                 assert!(!(200..300).contains(&status), "got {status}");
@@ -265,7 +327,9 @@ async fn large_chunked_echo_is_byte_identical() {
     let writer = tokio::spawn(async move {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let mut wire = Vec::with_capacity(1 << 20);
-        wr.write_all(b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n").await.unwrap();
+        wr.write_all(b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+            .await
+            .unwrap();
         let mut sent = 0usize;
         let mut data = vec![0u8; 300_000];
         let mut hasher = Crc(0);
@@ -299,11 +363,16 @@ async fn large_chunked_echo_is_byte_identical() {
     let mut decoder = ringstream::core::h1::Decoder::chunked(ringstream::core::Limits::DEFAULT);
     let mut chunk = vec![0u8; 256 * 1024];
     loop {
-        let n = tokio::time::timeout(Duration::from_secs(60), rd.read(&mut chunk)).await.unwrap().unwrap();
+        let n = tokio::time::timeout(Duration::from_secs(60), rd.read(&mut chunk))
+            .await
+            .unwrap()
+            .unwrap();
         assert!(n > 0, "server closed early after {total} bytes");
         buf.extend_from_slice(&chunk[..n]);
         if !head_done {
-            let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") else { continue };
+            let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                continue;
+            };
             let head = String::from_utf8_lossy(&buf[..at]).to_ascii_lowercase();
             assert!(head.starts_with("http/1.1 200"), "{head}");
             assert!(head.contains("transfer-encoding: chunked"), "{head}");
@@ -361,7 +430,10 @@ async fn concurrent_clients_get_complete_identical_livedata() {
             let mut buf = Vec::new();
             let mut bodies = Vec::new();
             for _ in 0..50 {
-                socket.write_all(b"GET /api/livedata HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
+                socket
+                    .write_all(b"GET /api/livedata HTTP/1.1\r\nHost: t\r\n\r\n")
+                    .await
+                    .unwrap();
                 let response = read_response(&mut socket, &mut buf, false).await;
                 assert_eq!(response.status, 200);
                 assert_eq!(response.header("content-type"), Some("application/json"));
@@ -386,10 +458,16 @@ async fn concurrent_clients_get_complete_identical_livedata() {
 /// A slow client (slowloris) gets 408 and is closed.
 #[tokio::test]
 async fn slowloris_gets_408() {
-    let config = Config { head_timeout: Duration::from_millis(300), ..config() };
+    let config = Config {
+        head_timeout: Duration::from_millis(300),
+        ..config()
+    };
     let server = start_app(config).await;
     let mut socket = TcpStream::connect(server.addr).await.unwrap();
-    socket.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n").await.unwrap();
+    socket
+        .write_all(b"GET / HTTP/1.1\r\nHost: t\r\n")
+        .await
+        .unwrap();
     for _ in 0..3 {
         tokio::time::sleep(Duration::from_millis(150)).await;
         if socket.write_all(b"X-Slow: 1\r\n").await.is_err() {
@@ -397,18 +475,32 @@ async fn slowloris_gets_408() {
         }
     }
     let all = read_to_close(&mut socket).await;
-    assert_eq!(status_of(&all), Some(408), "{}", String::from_utf8_lossy(&all));
+    assert_eq!(
+        status_of(&all),
+        Some(408),
+        "{}",
+        String::from_utf8_lossy(&all)
+    );
 }
 
 /// An idle keep-alive connection is closed quietly after the idle timeout.
 #[tokio::test]
 async fn idle_connection_is_closed_quietly() {
-    let config = Config { idle_timeout: Duration::from_millis(200), ..config() };
+    let config = Config {
+        idle_timeout: Duration::from_millis(200),
+        ..config()
+    };
     let server = start_app(config).await;
     let mut socket = TcpStream::connect(server.addr).await.unwrap();
     let mut buf = Vec::new();
-    socket.write_all(b"GET /bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
-    assert_eq!(read_response(&mut socket, &mut buf, false).await.status, 200);
+    socket
+        .write_all(b"GET /bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    assert_eq!(
+        read_response(&mut socket, &mut buf, false).await.status,
+        200
+    );
     let rest = read_to_close(&mut socket).await;
     assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
 }
@@ -416,12 +508,23 @@ async fn idle_connection_is_closed_quietly() {
 /// A body that stops arriving fails with a timeout and closes.
 #[tokio::test]
 async fn stalled_body_times_out() {
-    let config = Config { body_read_timeout: Duration::from_millis(300), ..config() };
+    let config = Config {
+        body_read_timeout: Duration::from_millis(300),
+        ..config()
+    };
     let server = start_app(config).await;
     let mut socket = TcpStream::connect(server.addr).await.unwrap();
-    socket.write_all(b"POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nabc").await.unwrap();
+    socket
+        .write_all(b"POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nabc")
+        .await
+        .unwrap();
     let all = read_to_close(&mut socket).await;
-    assert_eq!(status_of(&all), Some(408), "{}", String::from_utf8_lossy(&all));
+    assert_eq!(
+        status_of(&all),
+        Some(408),
+        "{}",
+        String::from_utf8_lossy(&all)
+    );
 }
 
 /// A handler that panics gets a 500 and the server goes on.
@@ -436,7 +539,11 @@ async fn panicking_handler_gets_500_and_server_goes_on() {
     let server = start(service, config()).await;
     let all = roundtrip(server.addr, b"GET /panic HTTP/1.1\r\nHost: t\r\n\r\n").await;
     assert_eq!(status_of(&all), Some(500));
-    let all = roundtrip(server.addr, b"GET /ok HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").await;
+    let all = roundtrip(
+        server.addr,
+        b"GET /ok HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    )
+    .await;
     assert_eq!(status_of(&all), Some(200));
     assert!(all.ends_with(b"fine"));
 }
@@ -445,17 +552,29 @@ async fn panicking_handler_gets_500_and_server_goes_on() {
 /// instead of failing, and is served once a slot frees up.
 #[tokio::test]
 async fn connections_over_the_limit_wait() {
-    let config = Config { max_connections: 1, ..config() };
+    let config = Config {
+        max_connections: 1,
+        ..config()
+    };
     let server = start_app(config).await;
     let mut first = TcpStream::connect(server.addr).await.unwrap();
     let mut buf = Vec::new();
-    first.write_all(b"GET /bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
+    first
+        .write_all(b"GET /bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
     assert_eq!(read_response(&mut first, &mut buf, false).await.status, 200);
     let mut second = TcpStream::connect(server.addr).await.unwrap();
-    second.write_all(b"GET /bytes/2 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").await.unwrap();
+    second
+        .write_all(b"GET /bytes/2 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
     let mut probe = [0u8; 1];
     let waited = tokio::time::timeout(Duration::from_millis(300), second.read(&mut probe)).await;
-    assert!(waited.is_err(), "second connection was served while the first held the only slot");
+    assert!(
+        waited.is_err(),
+        "second connection was served while the first held the only slot"
+    );
     drop(first);
     let all = read_to_close(&mut second).await;
     assert_eq!(status_of(&all), Some(200));
@@ -467,7 +586,10 @@ async fn graceful_shutdown_finishes_inflight_download() {
     const SIZE: usize = 100 * 1024 * 1024;
     let mut server = start_app(config()).await;
     let mut socket = TcpStream::connect(server.addr).await.unwrap();
-    socket.write_all(format!("GET /bytes/{SIZE} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes()).await.unwrap();
+    socket
+        .write_all(format!("GET /bytes/{SIZE} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
     let mut first = vec![0u8; 4096];
     let n = socket.read(&mut first).await.unwrap();
     assert!(n > 0);
@@ -478,7 +600,10 @@ async fn graceful_shutdown_finishes_inflight_download() {
     let mut total = n;
     let mut chunk = vec![0u8; 1 << 20];
     loop {
-        let n = tokio::time::timeout(Duration::from_secs(30), socket.read(&mut chunk)).await.unwrap().unwrap();
+        let n = tokio::time::timeout(Duration::from_secs(30), socket.read(&mut chunk))
+            .await
+            .unwrap()
+            .unwrap();
         if n == 0 {
             break;
         }
@@ -515,11 +640,17 @@ async fn client_disconnect_cancels_streaming_body() {
     });
     let server = start(service, config()).await;
     let mut socket = TcpStream::connect(server.addr).await.unwrap();
-    socket.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
+    socket
+        .write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
     let mut some = vec![0u8; 64 * 1024];
     let _ = socket.read(&mut some).await.unwrap();
     drop(socket);
-    let kind = tokio::time::timeout(Duration::from_secs(10), done_rx).await.expect("handler cancelled").unwrap();
+    let kind = tokio::time::timeout(Duration::from_secs(10), done_rx)
+        .await
+        .expect("handler cancelled")
+        .unwrap();
     assert_eq!(kind, std::io::ErrorKind::BrokenPipe);
 }
 
@@ -527,7 +658,10 @@ async fn client_disconnect_cancels_streaming_body() {
 /// connection reused; a remainder over the drain limit closes it.
 #[tokio::test]
 async fn unread_body_is_drained_within_limit_or_closes() {
-    let config = Config { drain_limit: 1024, ..config() };
+    let config = Config {
+        drain_limit: 1024,
+        ..config()
+    };
     let server = start_app(config).await;
     let mut socket = TcpStream::connect(server.addr).await.unwrap();
     let mut buf = Vec::new();
@@ -538,8 +672,14 @@ async fn unread_body_is_drained_within_limit_or_closes() {
     let response = read_response(&mut socket, &mut buf, false).await;
     assert_eq!(response.status, 404);
     assert!(!response.closes());
-    socket.write_all(b"GET /bytes/2 HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
-    assert_eq!(read_response(&mut socket, &mut buf, false).await.body.len(), 2);
+    socket
+        .write_all(b"GET /bytes/2 HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    assert_eq!(
+        read_response(&mut socket, &mut buf, false).await.body.len(),
+        2
+    );
 
     // A 100 KB body over the 1 KiB drain limit: the connection closes.
     let socket = TcpStream::connect(server.addr).await.unwrap();
@@ -551,9 +691,14 @@ async fn unread_body_is_drained_within_limit_or_closes() {
         wr
     });
     let mut all = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(10), rd.read_to_end(&mut all)).await.expect("closed");
+    let _ = tokio::time::timeout(Duration::from_secs(10), rd.read_to_end(&mut all))
+        .await
+        .expect("closed");
     let text = String::from_utf8_lossy(&all);
     assert!(text.starts_with("HTTP/1.1 404"), "{text}");
-    assert!(text.to_ascii_lowercase().contains("connection: close"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("connection: close"),
+        "{text}"
+    );
     let _ = writer.await;
 }

@@ -19,7 +19,8 @@ const EVENT_HISTORY: usize = 60;
 /// keep up skips the oldest samples (they are counters: the next one carries
 /// the totals).
 pub fn events() -> Broadcaster {
-    Broadcaster::new(EVENT_HISTORY, OverflowPolicy::DropOldest).with_keep_alive(Some(Duration::from_secs(15)))
+    Broadcaster::new(EVENT_HISTORY, OverflowPolicy::DropOldest)
+        .with_keep_alive(Some(Duration::from_secs(15)))
 }
 
 /// Resident memory of this process in bytes, where the platform tells
@@ -29,7 +30,12 @@ pub fn resident_memory() -> u64 {
         .ok()
         .and_then(|s| {
             let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
-            line["VmRSS:".len()..].trim().trim_end_matches("kB").trim().parse::<u64>().ok()
+            line["VmRSS:".len()..]
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
         })
         .map_or(0, |kib| kib * 1024)
 }
@@ -51,7 +57,11 @@ pub fn sample(seq: u64, metrics: &Metrics, rate: f64) -> Event {
 
 /// Send a counters sample every `period` until the broadcaster is closed.
 /// Must be called within a tokio runtime.
-pub fn spawn_ticker(events: Broadcaster, metrics: Arc<Metrics>, period: Duration) -> tokio::task::JoinHandle<()> {
+pub fn spawn_ticker(
+    events: Broadcaster,
+    metrics: Arc<Metrics>,
+    period: Duration,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut interval = tokio::time::interval(period);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);

@@ -99,7 +99,11 @@ impl App {
     /// Start sending the server's counters to `/events` once a second, until
     /// [`events`](Self::events) is closed. Needs a tokio runtime.
     pub fn spawn_ticker(&self) -> tokio::task::JoinHandle<()> {
-        dashboard::spawn_ticker(self.events.clone(), self.metrics.clone(), std::time::Duration::from_secs(1))
+        dashboard::spawn_ticker(
+            self.events.clone(),
+            self.metrics.clone(),
+            std::time::Duration::from_secs(1),
+        )
     }
 
     /// Freeze the simulation's clock at `unix_secs` (`None`: the real
@@ -112,7 +116,9 @@ impl App {
 
     fn now(&self) -> u64 {
         self.fixed_time.unwrap_or_else(|| {
-            SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
         })
     }
 
@@ -185,7 +191,11 @@ impl App {
         if self.metrics.write_prometheus(&mut body).is_err() {
             return text(StatusCode::INTERNAL_SERVER_ERROR, "metrics failed\n");
         }
-        respond(StatusCode::OK, "text/plain; version=0.0.4", AppBody::Stream(body))
+        respond(
+            StatusCode::OK,
+            "text/plain; version=0.0.4",
+            AppBody::Stream(body),
+        )
     }
 }
 
@@ -207,14 +217,19 @@ impl Service<Request<Incoming>> for App {
 fn respond(status: StatusCode, content_type: &'static str, body: AppBody) -> Response<AppBody> {
     let mut response = Response::new(body);
     *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
+    );
     response
 }
 
 fn text(status: StatusCode, message: &'static str) -> Response<AppBody> {
-    respond(status, "text/plain; charset=utf-8", AppBody::Full(Some(Bytes::from_static(message.as_bytes()))))
+    respond(
+        status,
+        "text/plain; charset=utf-8",
+        AppBody::Full(Some(Bytes::from_static(message.as_bytes()))),
+    )
 }
 
 /// Print the simulated installation as JSON, line by line.
@@ -223,7 +238,10 @@ fn write_livedata<W: std::fmt::Write>(out: &mut W, unix_secs: u64) -> std::fmt::
     let day_secs = unix_secs % 86_400;
     let phase = (day_secs as f64 / 86_400.0) * std::f64::consts::TAU;
     let sun = (-(phase.cos())).max(0.05);
-    writeln!(out, "{{\"site\":\"ringstream demo array\",\"timestamp\":{unix_secs},\"inverters\":[")?;
+    writeln!(
+        out,
+        "{{\"site\":\"ringstream demo array\",\"timestamp\":{unix_secs},\"inverters\":["
+    )?;
     let mut total_power = 0.0;
     let mut total_yield = 0.0;
     for i in 0..INVERTERS {
@@ -237,8 +255,18 @@ fn write_livedata<W: std::fmt::Write>(out: &mut W, unix_secs: u64) -> std::fmt::
         total_power += power;
         total_yield += daily;
         let comma = if i + 1 == INVERTERS { "" } else { "," };
-        writeln!(out, "{{\"serial\":\"1141{:08}\",\"name\":\"Inverter {:02} (roof {})\",", 7_300_000 + i * 37, i + 1, i % 3 + 1)?;
-        writeln!(out, "\"producing\":{},\"reachable\":true,\"limit_relative\":100.0,", power > 1.0)?;
+        writeln!(
+            out,
+            "{{\"serial\":\"1141{:08}\",\"name\":\"Inverter {:02} (roof {})\",",
+            7_300_000 + i * 37,
+            i + 1,
+            i % 3 + 1
+        )?;
+        writeln!(
+            out,
+            "\"producing\":{},\"reachable\":true,\"limit_relative\":100.0,",
+            power > 1.0
+        )?;
         writeln!(out, "\"ac\":{{\"power\":{power:.1},\"voltage\":{:.1},\"current\":{:.3},\"frequency\":{:.2},\"power_factor\":{:.3}}},", 229.0 + jitter * 20.0, power / 230.0, 49.98 + jitter / 10.0, 0.99 + jitter / 100.0)?;
         writeln!(out, "\"dc\":[{{\"string\":1,\"power\":{:.1},\"voltage\":{voltage:.1},\"current\":{:.3},\"yield_day\":{:.1}}},", power / 2.0 + 4.0, current / 2.0, daily * 500.0)?;
         writeln!(out, "{{\"string\":2,\"power\":{:.1},\"voltage\":{:.1},\"current\":{:.3},\"yield_day\":{:.1}}}],", power / 2.0 + 3.0, voltage - 0.4, current / 2.0, daily * 500.0)?;
@@ -269,7 +297,10 @@ fn bytes_page(path: &str) -> Response<AppBody> {
     respond(
         StatusCode::OK,
         "application/octet-stream",
-        AppBody::Pattern { block: pattern_block(), remaining: n },
+        AppBody::Pattern {
+            block: pattern_block(),
+            remaining: n,
+        },
     )
 }
 
@@ -301,7 +332,11 @@ async fn upload(req: Request<Incoming>) -> Response<AppBody> {
     }
     let digest = hex::encode(hasher.finalize());
     let json = format!("{{\"bytes\":{total},\"sha256\":\"{digest}\"}}\n");
-    respond(StatusCode::OK, "application/json", AppBody::Full(Some(Bytes::from(json))))
+    respond(
+        StatusCode::OK,
+        "application/json",
+        AppBody::Full(Some(Bytes::from(json))),
+    )
 }
 
 /// The response bodies of [`App`].
@@ -330,7 +365,10 @@ impl Body for AppBody {
     type Data = Bytes;
     type Error = BoxError;
 
-    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         match self.get_mut() {
             AppBody::Stream(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
             AppBody::Echo(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
@@ -365,7 +403,9 @@ impl Body for AppBody {
             AppBody::Echo(body) => body.size_hint(),
             AppBody::Events(body) => body.size_hint(),
             AppBody::File(body) => body.size_hint(),
-            AppBody::Full(data) => SizeHint::with_exact(data.as_ref().map_or(0, |d| d.len() as u64)),
+            AppBody::Full(data) => {
+                SizeHint::with_exact(data.as_ref().map_or(0, |d| d.len() as u64))
+            }
             AppBody::Pattern { remaining, .. } => SizeHint::with_exact(*remaining),
         }
     }

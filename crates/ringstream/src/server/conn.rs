@@ -21,8 +21,8 @@ use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri};
 use http_body::Body;
 use ringstream_core::h1::{
-    response_framing, write_response_head, BodyFraming, ChunkedEncoder, DateCache,
-    Decoder, Field, HeadParser, LengthEncoder, ResponseFraming, Version,
+    response_framing, write_response_head, BodyFraming, ChunkedEncoder, DateCache, Decoder, Field,
+    HeadParser, LengthEncoder, ResponseFraming, Version,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
@@ -133,7 +133,9 @@ where
                     break;
                 }
             };
-            self.metrics.requests.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.metrics
+                .requests
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             match self.exchange(spans).await {
                 Ok(true) => continue,
                 Ok(false) => break,
@@ -229,7 +231,8 @@ where
         };
         self.fields.clear();
         for field in slots.get(..head.field_count).unwrap_or_default() {
-            self.fields.push((span(field.name.as_bytes()), span(field.value)));
+            self.fields
+                .push((span(field.name.as_bytes()), span(field.value)));
         }
         Ok(Some(HeadSpans {
             method: span(head.method.as_bytes()),
@@ -285,7 +288,9 @@ where
         let (body, mut pump) = self.body_for(&spans);
         let request = request.map(|()| body);
 
-        let ready = poll_fn(|cx| self.service.poll_ready(cx)).await.map_err(|e| e.into().to_string());
+        let ready = poll_fn(|cx| self.service.poll_ready(cx))
+            .await
+            .map_err(|e| e.into().to_string());
         if let Err(e) = ready {
             tracing::error!(error = %e, "service not ready");
             self.reject(503).await;
@@ -333,7 +338,10 @@ where
         // The service dropped the body unread and more of it is announced
         // than will be drained: say now that the connection will close.
         if pump.sender.as_ref().is_some_and(|s| s.shared.is_dropped())
-            && pump.decoder.remaining_hint().is_some_and(|n| n > self.config.drain_limit)
+            && pump
+                .decoder
+                .remaining_hint()
+                .is_some_and(|n| n > self.config.drain_limit)
         {
             keep_alive = false;
         }
@@ -346,7 +354,8 @@ where
             }
         }
 
-        if let Err(e) = self.write_head(status, &parts.headers, framing, spans.version, keep_alive) {
+        if let Err(e) = self.write_head(status, &parts.headers, framing, spans.version, keep_alive)
+        {
             tracing::error!(%method, %uri, status, error = %e, "response head rejected");
             self.reject(500).await;
             return Ok(false);
@@ -398,7 +407,9 @@ where
             return (Incoming::empty(), pump);
         }
         let shared = Arc::new(Shared::default());
-        pump.sender = Some(BodySender { shared: shared.clone() });
+        pump.sender = Some(BodySender {
+            shared: shared.clone(),
+        });
         (Incoming::channel(shared, length), pump)
     }
 
@@ -440,7 +451,9 @@ where
         version: Version,
         keep_alive: bool,
     ) -> Result<(), ringstream_core::Error> {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
         let date = *self.date.update(now);
         let fields = headers
             .iter()
@@ -448,10 +461,12 @@ where
                 **name != CONNECTION && **name != CONTENT_LENGTH && **name != TRANSFER_ENCODING
             })
             .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes()));
-        let server: Option<(&[u8], &[u8])> =
-            self.config.server_header.then_some((b"server", b"ringstream"));
-        let keep: Option<(&[u8], &[u8])> = (keep_alive && version == Version::Http10)
-            .then_some((b"connection", b"keep-alive"));
+        let server: Option<(&[u8], &[u8])> = self
+            .config
+            .server_header
+            .then_some((b"server", b"ringstream"));
+        let keep: Option<(&[u8], &[u8])> =
+            (keep_alive && version == Version::Http10).then_some((b"connection", b"keep-alive"));
         self.out.clear();
         write_response_head(
             &mut self.out,
@@ -580,7 +595,9 @@ where
             .ok()
             .and_then(|s| s.canonical_reason())
             .unwrap_or("Error");
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
         let date = *self.date.update(now);
         let body_len = reason.len() + 1;
         self.out.clear();
@@ -737,7 +754,11 @@ impl BodyWriter {
         self.sent += data.len() as u64;
         let chunked = matches!(self.framing, ResponseFraming::Chunked);
         self.pending = Some(PendingFrame {
-            prefix: if chunked { ChunkedEncoder::new().chunk_prefix(data.len() as u64) } else { None },
+            prefix: if chunked {
+                ChunkedEncoder::new().chunk_prefix(data.len() as u64)
+            } else {
+                None
+            },
             data,
             suffix: if chunked { ChunkedEncoder::CRLF } else { b"" },
             written: 0,
@@ -745,7 +766,11 @@ impl BodyWriter {
         Ok(())
     }
 
-    fn finish<T>(&mut self, stream: &mut Stream<T>, trailers: Option<&HeaderMap>) -> Result<(), Error>
+    fn finish<T>(
+        &mut self,
+        stream: &mut Stream<T>,
+        trailers: Option<&HeaderMap>,
+    ) -> Result<(), Error>
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
@@ -781,10 +806,18 @@ struct PendingFrame {
 
 impl PendingFrame {
     fn parts(&self) -> [&[u8]; 3] {
-        [self.prefix.as_ref().map_or(&[][..], |p| p.as_bytes()), &self.data, self.suffix]
+        [
+            self.prefix.as_ref().map_or(&[][..], |p| p.as_bytes()),
+            &self.data,
+            self.suffix,
+        ]
     }
 
-    fn poll_write<T>(&mut self, stream: &mut Stream<T>, cx: &mut Context<'_>) -> Poll<io::Result<()>>
+    fn poll_write<T>(
+        &mut self,
+        stream: &mut Stream<T>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>>
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
@@ -804,7 +837,9 @@ impl PendingFrame {
             if count == 0 {
                 return Poll::Ready(Ok(()));
             }
-            let n = std::task::ready!(Pin::new(&mut *stream).poll_write_vectored(cx, &slices[..count]))?;
+            let n = std::task::ready!(
+                Pin::new(&mut *stream).poll_write_vectored(cx, &slices[..count])
+            )?;
             if n == 0 {
                 if stream.pending_write() > 0 {
                     continue;

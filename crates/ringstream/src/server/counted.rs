@@ -23,17 +23,27 @@ impl<T> Counted<T> {
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for Counted<T> {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let before = buf.filled().len();
         ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-        this.metrics.bytes_in.fetch_add((buf.filled().len() - before) as u64, Relaxed);
+        this.metrics
+            .bytes_in
+            .fetch_add((buf.filled().len() - before) as u64, Relaxed);
         Poll::Ready(Ok(()))
     }
 }
 
 impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let n = ready!(Pin::new(&mut this.inner).poll_write(cx, buf))?;
         this.metrics.bytes_out.fetch_add(n as u64, Relaxed);

@@ -52,7 +52,10 @@ impl Default for Metrics {
 impl Metrics {
     /// Count one response with `status`.
     pub fn record_status(&self, status: u16) {
-        if let Some(slot) = usize::from(status).checked_sub(100).and_then(|i| self.statuses.get(i)) {
+        if let Some(slot) = usize::from(status)
+            .checked_sub(100)
+            .and_then(|i| self.statuses.get(i))
+        {
             slot.fetch_add(1, Relaxed);
         }
     }
@@ -78,9 +81,21 @@ impl Metrics {
     /// Only what `out` returns.
     pub fn write_prometheus<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
         let counters = [
-            ("ringstream_requests_total", "Requests received.", &self.requests),
-            ("ringstream_bytes_in_total", "Bytes read from clients.", &self.bytes_in),
-            ("ringstream_bytes_out_total", "Bytes written to clients.", &self.bytes_out),
+            (
+                "ringstream_requests_total",
+                "Requests received.",
+                &self.requests,
+            ),
+            (
+                "ringstream_bytes_in_total",
+                "Bytes read from clients.",
+                &self.bytes_in,
+            ),
+            (
+                "ringstream_bytes_out_total",
+                "Bytes written to clients.",
+                &self.bytes_out,
+            ),
             (
                 "ringstream_connections_accepted_total",
                 "Connections accepted.",
@@ -92,19 +107,36 @@ impl Metrics {
             writeln!(out, "# TYPE {name} counter")?;
             writeln!(out, "{name} {}", value.load(Relaxed))?;
         }
-        writeln!(out, "# HELP ringstream_connections_open Connections open now.")?;
+        writeln!(
+            out,
+            "# HELP ringstream_connections_open Connections open now."
+        )?;
         writeln!(out, "# TYPE ringstream_connections_open gauge")?;
-        writeln!(out, "ringstream_connections_open {}", self.connections_open.load(Relaxed))?;
-        writeln!(out, "# HELP ringstream_responses_total Responses by status code.")?;
+        writeln!(
+            out,
+            "ringstream_connections_open {}",
+            self.connections_open.load(Relaxed)
+        )?;
+        writeln!(
+            out,
+            "# HELP ringstream_responses_total Responses by status code."
+        )?;
         writeln!(out, "# TYPE ringstream_responses_total counter")?;
         for (i, count) in self.statuses.iter().enumerate() {
             let n = count.load(Relaxed);
             if n > 0 {
-                writeln!(out, "ringstream_responses_total{{status=\"{}\"}} {n}", i + 100)?;
+                writeln!(
+                    out,
+                    "ringstream_responses_total{{status=\"{}\"}} {n}",
+                    i + 100
+                )?;
             }
         }
         let errors = self.errors();
-        writeln!(out, "# HELP ringstream_errors_total Responses with status >= 400.")?;
+        writeln!(
+            out,
+            "# HELP ringstream_errors_total Responses with status >= 400."
+        )?;
         writeln!(out, "# TYPE ringstream_errors_total counter")?;
         writeln!(out, "ringstream_errors_total {errors}")
     }

@@ -75,7 +75,11 @@ impl Server {
 
     /// Serve on an existing listener.
     pub fn from_listener(listener: TcpListener) -> Server {
-        Server { listener, config: Config::default(), metrics: Arc::new(Metrics::default()) }
+        Server {
+            listener,
+            config: Config::default(),
+            metrics: Arc::new(Metrics::default()),
+        }
     }
 
     /// Replace the limits and timeouts.
@@ -119,7 +123,8 @@ impl Server {
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
-        self.serve_with_shutdown(service, std::future::pending()).await
+        self.serve_with_shutdown(service, std::future::pending())
+            .await
     }
 
     /// Serve `service` until `signal` completes, then shut down gracefully:
@@ -140,7 +145,11 @@ impl Server {
         B::Error: Into<BoxError>,
         F: Future<Output = ()>,
     {
-        let Server { listener, config, metrics } = self;
+        let Server {
+            listener,
+            config,
+            metrics,
+        } = self;
         let config = Arc::new(config);
         let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
         let (stop, stopped) = watch::channel(false);
@@ -172,7 +181,13 @@ impl Server {
             metrics.connections_accepted.fetch_add(1, Relaxed);
             metrics.connections_open.fetch_add(1, Relaxed);
             let io = Counted::new(socket, metrics.clone());
-            let conn = Connection::new(io, service.clone(), config.clone(), metrics.clone(), stopped.clone());
+            let conn = Connection::new(
+                io,
+                service.clone(),
+                config.clone(),
+                metrics.clone(),
+                stopped.clone(),
+            );
             let metrics = metrics.clone();
             tasks.spawn(async move {
                 if let Err(e) = conn.run().await {
@@ -189,7 +204,10 @@ impl Server {
         })
         .await;
         if drained.is_err() {
-            tracing::warn!(open = tasks.len(), "shutdown deadline passed; closing connections");
+            tracing::warn!(
+                open = tasks.len(),
+                "shutdown deadline passed; closing connections"
+            );
             tasks.shutdown().await;
         }
         Ok(())
@@ -199,8 +217,16 @@ impl Server {
 async fn accept(
     listener: &TcpListener,
     permits: &Arc<Semaphore>,
-) -> io::Result<(tokio::net::TcpStream, SocketAddr, tokio::sync::OwnedSemaphorePermit)> {
-    let permit = permits.clone().acquire_owned().await.map_err(io::Error::other)?;
+) -> io::Result<(
+    tokio::net::TcpStream,
+    SocketAddr,
+    tokio::sync::OwnedSemaphorePermit,
+)> {
+    let permit = permits
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(io::Error::other)?;
     let (socket, peer) = listener.accept().await?;
     Ok((socket, peer, permit))
 }
@@ -259,5 +285,7 @@ where
 {
     let (_stop, stopped) = watch::channel(false);
     let metrics = Arc::new(Metrics::default());
-    Connection::new(io, service, Arc::new(config), metrics, stopped).run().await
+    Connection::new(io, service, Arc::new(config), metrics, stopped)
+        .run()
+        .await
 }

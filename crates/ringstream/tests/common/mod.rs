@@ -57,7 +57,10 @@ impl Drop for TestServer {
 
 /// Start the demo app with `config`.
 pub async fn start_app(config: Config) -> TestServer {
-    let server = Server::bind("127.0.0.1:0").await.expect("bind").with_config(config);
+    let server = Server::bind("127.0.0.1:0")
+        .await
+        .expect("bind")
+        .with_config(config);
     let app = App::new(server.metrics()).with_fixed_time(Some(1_750_000_000));
     spawn(server, app)
 }
@@ -72,7 +75,10 @@ where
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    let server = Server::bind("127.0.0.1:0").await.expect("bind").with_config(config);
+    let server = Server::bind("127.0.0.1:0")
+        .await
+        .expect("bind")
+        .with_config(config);
     spawn(server, service)
 }
 
@@ -91,7 +97,12 @@ where
     let handle = tokio::spawn(server.serve_with_shutdown(service, async {
         let _ = stopped.await;
     }));
-    TestServer { addr, metrics, stop: Some(stop), handle: Some(handle) }
+    TestServer {
+        addr,
+        metrics,
+        stop: Some(stop),
+        handle: Some(handle),
+    }
 }
 
 /// Send `request` on a fresh connection and read until the server closes
@@ -115,7 +126,11 @@ pub async fn read_to_close(socket: &mut TcpStream) -> Vec<u8> {
         }
     })
     .await;
-    assert!(read.is_ok(), "server did not close the connection; got {:?}", String::from_utf8_lossy(&out));
+    assert!(
+        read.is_ok(),
+        "server did not close the connection; got {:?}",
+        String::from_utf8_lossy(&out)
+    );
     out
 }
 
@@ -129,30 +144,49 @@ pub struct Parsed {
 
 impl Parsed {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     pub fn closes(&self) -> bool {
-        self.header("connection").is_some_and(|v| v.eq_ignore_ascii_case("close"))
+        self.header("connection")
+            .is_some_and(|v| v.eq_ignore_ascii_case("close"))
     }
 }
 
 /// Read one response (Content-Length or chunked body, or none for HEAD and
 /// bodiless statuses) from `socket`, using `buf` for leftover bytes.
-pub async fn read_response(socket: &mut TcpStream, buf: &mut Vec<u8>, head_request: bool) -> Parsed {
-    tokio::time::timeout(Duration::from_secs(30), read_response_inner(socket, buf, head_request))
-        .await
-        .expect("response within 30 s")
+pub async fn read_response(
+    socket: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    head_request: bool,
+) -> Parsed {
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        read_response_inner(socket, buf, head_request),
+    )
+    .await
+    .expect("response within 30 s")
 }
 
 async fn fill(socket: &mut TcpStream, buf: &mut Vec<u8>) {
     let mut chunk = [0u8; 64 * 1024];
     let n = socket.read(&mut chunk).await.expect("read");
-    assert!(n > 0, "unexpected EOF; buffered: {:?}", String::from_utf8_lossy(buf));
+    assert!(
+        n > 0,
+        "unexpected EOF; buffered: {:?}",
+        String::from_utf8_lossy(buf)
+    );
     buf.extend_from_slice(&chunk[..n]);
 }
 
-async fn read_response_inner(socket: &mut TcpStream, buf: &mut Vec<u8>, head_request: bool) -> Parsed {
+async fn read_response_inner(
+    socket: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    head_request: bool,
+) -> Parsed {
     let head_end = loop {
         if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             break at + 4;
@@ -171,7 +205,11 @@ async fn read_response_inner(socket: &mut TcpStream, buf: &mut Vec<u8>, head_req
             (n.trim().to_string(), v.trim().to_string())
         })
         .collect();
-    let mut parsed = Parsed { status, headers, body: Vec::new() };
+    let mut parsed = Parsed {
+        status,
+        headers,
+        body: Vec::new(),
+    };
     if head_request || status < 200 || status == 204 || status == 304 {
         return parsed;
     }

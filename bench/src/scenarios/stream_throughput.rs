@@ -129,27 +129,60 @@ async fn drain(v: Variant, reader: TcpStream, block: usize) -> io::Result<usize>
     Ok(total)
 }
 
-/// One transfer: returns the drain time and the allocator counters.
+/// CPU time used so far by every thread of the process, in nanoseconds
+/// (the sum of `/proc/self/task/*/schedstat`), or `None` where that is not
+/// available. Unlike wall time it is not inflated by other processes
+/// competing for the cores.
+fn process_cpu_ns() -> Option<u64> {
+    let mut total = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = task.ok()?.path().join("schedstat");
+        let text = std::fs::read_to_string(path).ok()?;
+        total += text.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total)
+}
+
+/// What one transfer measured.
+struct Outcome {
+    /// Wall time of the drain, writer running concurrently.
+    elapsed: Duration,
+    /// CPU time of reader and writer together, in seconds.
+    cpu_seconds: Option<f64>,
+    /// Allocator counters at the end of the drain.
+    counted: Snapshot,
+}
+
+/// One transfer.
 fn run_once(
     rt: &tokio::runtime::Runtime,
     v: Variant,
     size: usize,
     block: usize,
-) -> anyhow::Result<(Duration, Snapshot)> {
+) -> anyhow::Result<Outcome> {
     rt.block_on(async {
         let (reader, writer) = pair().await.context("connecting over loopback")?;
         crate::alloc::reset();
+        let cpu0 = process_cpu_ns();
         let t0 = Instant::now();
         let sender = tokio::spawn(send(writer, size));
         let received = drain(v, reader, block).await?;
         let elapsed = t0.elapsed();
         let counted = crate::alloc::snapshot();
         sender.await??;
+        let cpu_seconds = match (cpu0, process_cpu_ns()) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64 / 1e9),
+            _ => None,
+        };
         ensure!(
             received == size,
             "received {received} bytes, expected {size}"
         );
-        Ok((elapsed, counted))
+        Ok(Outcome {
+            elapsed,
+            cpu_seconds,
+            counted,
+        })
     })
 }
 

@@ -625,10 +625,10 @@ impl RingBuffer {
         }
     }
 
-    /// The fast path of every write: if the data does not wrap and `src`
-    /// fits before the end of the storage, one copy, either appended at
-    /// the initialised frontier (no reallocation: the allocation holds
-    /// `cap` bytes) or over initialised bytes. Returns `false`, touching
+    /// The fast path of every write while a body is being built: if the
+    /// data does not wrap, ends at the initialised frontier, and `src` fits
+    /// before the end of the storage, one append (a copy; no reallocation
+    /// since the allocation holds `cap` bytes). Returns `false`, touching
     /// nothing, otherwise.
     #[inline(always)]
     fn append_contiguous(&mut self, src: &[u8]) -> bool {
@@ -637,14 +637,11 @@ impl RingBuffer {
         let end = self.head + self.len;
         if end == self.buf.len() && src.len() <= self.cap - end {
             self.buf.extend_from_slice(src);
-        } else if let Some(dst) = self.buf.get_mut(end..).and_then(|t| t.get_mut(..src.len())) {
-            // A ring being refilled: overwrite initialised bytes.
-            dst.copy_from_slice(src);
+            self.len += src.len();
+            true
         } else {
-            return false;
+            false
         }
-        self.len += src.len();
-        true
     }
 
     /// Writes that wrap, grow or hit the bound.

@@ -1,21 +1,60 @@
 //! # ringstream
 //!
-//! Buffered async streams with constant memory, on tokio.
+//! Buffered async streams with constant memory, and an HTTP/1.1 server
+//! built on them, on tokio.
 //!
-//! `ringstream` is the async shell around [`ringstream_core`]: the core is
-//! sans-IO (it is given bytes and says what they mean), this crate owns the
-//! sockets.
+//! `ringstream` is the async shell around [`ringstream_core`] (re-exported
+//! as [`core`]): the core is sans-IO — it is given bytes and says what they
+//! mean — and this crate owns the sockets.
+//!
+//! - [`Stream`]: a buffered stream over any `AsyncRead + AsyncWrite` with the
+//!   `read` / `read_partial` / `read_exactly` / `read_until` / `gets` /
+//!   `peek` / `write` / `flush` API of Ruby's io-stream. Reads hand over
+//!   [`bytes::Bytes`] split off the read block without a copy, and the block
+//!   is reused once the caller drops them, so steady-state reading does not
+//!   allocate.
+//! - [`Incoming`]: request bodies (fixed, chunked, read-until-close) with the
+//!   same reading methods, as an [`http_body::Body`].
+//! - [`ResponseStream`]: the response body handlers print into, buffered
+//!   (sent with `Content-Length`) or streaming (a bounded ring with
+//!   back-pressure).
+//! - [`server`]: an HTTP/1.1 server for any `tower_service::Service` — an
+//!   axum `Router` runs on it unchanged.
+//! - [`sse`]: server-sent events with a bounded broadcaster; [`fs`]: static
+//!   files streamed from disk; [`app`]: the demo served by `ringstream serve`.
+//!
+//! # Examples
+//!
+//! Reading lines and blocks from a stream:
+//!
+//! ```
+//! use ringstream::Stream;
+//! use tokio::io::AsyncWriteExt;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let (mut peer, io) = tokio::io::duplex(1024);
+//! peer.write_all(b"HELLO v1\nsome payload").await.unwrap();
+//! drop(peer);
+//!
+//! let mut stream = Stream::new(io);
+//! assert_eq!(&stream.gets(1024).await.unwrap().unwrap()[..], b"HELLO v1\n");
+//! assert_eq!(&stream.read(4).await.unwrap().unwrap()[..], b"some");
+//! assert_eq!(&stream.read_to_end().await.unwrap()[..], b" payload");
+//! # });
+//! ```
 
 pub use ringstream_core as core;
-pub mod response;
-pub use response::{ResponseStream, ResponseWriter};
-pub mod stream;
-pub use stream::{Stream, StreamOptions};
+
 pub mod app;
 pub mod body;
 pub mod error;
 pub mod fs;
+pub mod response;
 pub mod server;
 pub mod sse;
+pub mod stream;
+
 pub use body::Incoming;
 pub use error::{BoxError, Error};
+pub use response::{ResponseStream, ResponseWriter};
+pub use stream::{Stream, StreamOptions};

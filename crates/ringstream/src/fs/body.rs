@@ -49,19 +49,25 @@ struct Reader {
 impl FileBody {
     /// A body without data whose exact length is zero.
     pub(crate) fn empty() -> FileBody {
-        FileBody { kind: Kind::Empty { exact: true } }
+        FileBody {
+            kind: Kind::Empty { exact: true },
+        }
     }
 
     /// A body without data that reports no exact length, for `HEAD` and
     /// `304` responses whose `Content-Length` header describes the
     /// representation rather than this (absent) body.
     pub(crate) fn headers_only() -> FileBody {
-        FileBody { kind: Kind::Empty { exact: false } }
+        FileBody {
+            kind: Kind::Empty { exact: false },
+        }
     }
 
     /// A short in-memory body.
     pub(crate) fn from_static(text: &'static str) -> FileBody {
-        FileBody { kind: Kind::Full(Some(Bytes::from_static(text.as_bytes()))) }
+        FileBody {
+            kind: Kind::Full(Some(Bytes::from_static(text.as_bytes()))),
+        }
     }
 
     /// `len` bytes of `file` from its current position.
@@ -116,7 +122,9 @@ impl Reader {
             return Poll::Ready(None);
         }
         // Bounded by `remaining`, so this fits in a usize.
-        let want = usize::try_from(self.remaining).unwrap_or(usize::MAX).min(self.block_size);
+        let want = usize::try_from(self.remaining)
+            .unwrap_or(usize::MAX)
+            .min(self.block_size);
         if self.buf.len() != want {
             // Reclaims the previous block's allocation once its `Bytes` has
             // been dropped downstream.
@@ -145,9 +153,9 @@ impl fmt::Debug for FileBody {
         match &self.kind {
             Kind::Empty { .. } => d.field("kind", &"empty"),
             Kind::Full(chunk) => d.field("len", &chunk.as_ref().map_or(0, Bytes::len)),
-            Kind::File(reader) => {
-                d.field("remaining", &reader.remaining).field("block_size", &reader.block_size)
-            }
+            Kind::File(reader) => d
+                .field("remaining", &reader.remaining)
+                .field("block_size", &reader.block_size),
         };
         d.finish()
     }

@@ -17,12 +17,21 @@
 /// `None` for anything else, including impossible dates such as 31 April.
 pub(crate) fn parse_http_date(value: &[u8]) -> Option<i64> {
     let value = value.trim_ascii();
-    parse_imf_fixdate(value).or_else(|| parse_rfc850(value)).or_else(|| parse_asctime(value))
+    parse_imf_fixdate(value)
+        .or_else(|| parse_rfc850(value))
+        .or_else(|| parse_asctime(value))
 }
 
 const SHORT_DAYS: [&[u8]; 7] = [b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun"];
-const LONG_DAYS: [&[u8]; 7] =
-    [b"Monday", b"Tuesday", b"Wednesday", b"Thursday", b"Friday", b"Saturday", b"Sunday"];
+const LONG_DAYS: [&[u8]; 7] = [
+    b"Monday",
+    b"Tuesday",
+    b"Wednesday",
+    b"Thursday",
+    b"Friday",
+    b"Saturday",
+    b"Sunday",
+];
 const MONTHS: [&[u8]; 12] = [
     b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
 ];
@@ -171,9 +180,18 @@ mod tests {
 
     #[test]
     fn round_trips_the_core_formatter() {
-        for secs in [0u64, 951_782_400, 1_700_000_000, 4_102_444_799, 253_402_300_799] {
+        for secs in [
+            0u64,
+            951_782_400,
+            1_700_000_000,
+            4_102_444_799,
+            253_402_300_799,
+        ] {
             let date = HttpDate::from_unix_secs(secs);
-            assert_eq!(parse_http_date(date.as_str().as_bytes()), i64::try_from(secs).ok());
+            assert_eq!(
+                parse_http_date(date.as_str().as_bytes()),
+                i64::try_from(secs).ok()
+            );
         }
     }
 
@@ -191,14 +209,25 @@ mod tests {
             b"1994-11-06T08:49:37Z",
             b"Sun, 06 Nov 1994 08:49:37 GMT garbage",
         ] {
-            assert_eq!(parse_http_date(bad), None, "{}", String::from_utf8_lossy(bad));
+            assert_eq!(
+                parse_http_date(bad),
+                None,
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 
     #[test]
     fn two_digit_years_pivot_at_70() {
-        assert_eq!(parse_http_date(b"Thursday, 01-Jan-70 00:00:00 GMT"), Some(0));
-        assert_eq!(parse_http_date(b"Saturday, 01-Jan-00 00:00:00 GMT"), Some(946_684_800));
+        assert_eq!(
+            parse_http_date(b"Thursday, 01-Jan-70 00:00:00 GMT"),
+            Some(0)
+        );
+        assert_eq!(
+            parse_http_date(b"Saturday, 01-Jan-00 00:00:00 GMT"),
+            Some(946_684_800)
+        );
     }
 
     #[test]

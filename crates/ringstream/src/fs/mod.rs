@@ -219,7 +219,11 @@ impl ServeDir {
     /// Leading and trailing slashes are normalised, so `static/` works too.
     pub fn strip_prefix(mut self, prefix: impl AsRef<str>) -> ServeDir {
         let trimmed = prefix.as_ref().trim_matches('/');
-        let normalised = if trimmed.is_empty() { String::new() } else { format!("/{trimmed}") };
+        let normalised = if trimmed.is_empty() {
+            String::new()
+        } else {
+            format!("/{trimmed}")
+        };
         Arc::make_mut(&mut self.settings).prefix = normalised;
         self
     }
@@ -293,11 +297,12 @@ async fn respond(
     let is_head = *method == Method::HEAD;
     if *method != Method::GET && !is_head {
         let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "405 Method Not Allowed\n");
-        response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         return response;
     }
-    let relative = match path::decode_request_path(uri.path(), &settings.prefix, settings.hidden)
-    {
+    let relative = match path::decode_request_path(uri.path(), &settings.prefix, settings.hidden) {
         Ok(relative) => relative,
         Err(PathError::Malformed) => return text(StatusCode::BAD_REQUEST, "400 Bad Request\n"),
         Err(PathError::NotServed) => return not_found(),
@@ -351,7 +356,9 @@ async fn respond(
     let mut variant = None;
     if !offered.is_empty() {
         let acceptable = negotiate::acceptable_encodings(
-            headers.get(header::ACCEPT_ENCODING).map(HeaderValue::as_bytes),
+            headers
+                .get(header::ACCEPT_ENCODING)
+                .map(HeaderValue::as_bytes),
             &offered,
         );
         for &encoding in &offered {
@@ -402,8 +409,7 @@ async fn respond(
             return response;
         }
         Precondition::Failed => {
-            let mut response =
-                text(StatusCode::PRECONDITION_FAILED, "412 Precondition Failed\n");
+            let mut response = text(StatusCode::PRECONDITION_FAILED, "412 Precondition Failed\n");
             response.headers_mut().extend(common);
             return response;
         }
@@ -411,7 +417,10 @@ async fn respond(
 
     common.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
     if let Some(encoding) = selected.encoding {
-        common.insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding.token()));
+        common.insert(
+            header::CONTENT_ENCODING,
+            HeaderValue::from_static(encoding.token()),
+        );
     }
 
     let range = match headers.get(header::RANGE) {
@@ -430,8 +439,10 @@ async fn respond(
             (StatusCode::PARTIAL_CONTENT, start, end - start + 1)
         }
         RangeRequest::Unsatisfiable => {
-            let mut response =
-                text(StatusCode::RANGE_NOT_SATISFIABLE, "416 Range Not Satisfiable\n");
+            let mut response = text(
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                "416 Range Not Satisfiable\n",
+            );
             common.remove(header::CONTENT_TYPE);
             common.remove(header::CONTENT_ENCODING);
             response.headers_mut().extend(common);
@@ -489,7 +500,10 @@ async fn open(path: &Path, encoding: Option<Encoding>) -> io::Result<Selected> {
     if !meta.is_file() {
         return Err(io::Error::from(io::ErrorKind::NotFound));
     }
-    let mtime = meta.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok());
     let etag = format!(
         "\"{:x}-{:x}-{:x}\"",
         inode(&meta),
@@ -589,10 +603,13 @@ fn redirect_to_slash(uri: &Uri) -> Response<FileBody> {
 fn text(status: StatusCode, body: &'static str) -> Response<FileBody> {
     let mut response = Response::new(FileBody::from_static(body));
     *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     response
         .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
-    response.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
     response
 }
 
@@ -610,7 +627,10 @@ fn io_error(e: &io::Error) -> Response<FileBody> {
         io::ErrorKind::PermissionDenied => forbidden(),
         _ => {
             tracing::warn!(error = %e, "static file could not be read");
-            text(StatusCode::INTERNAL_SERVER_ERROR, "500 Internal Server Error\n")
+            text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "500 Internal Server Error\n",
+            )
         }
     }
 }

@@ -78,7 +78,10 @@ fn entity_tag(s: &[u8]) -> Option<(EntityTag<'_>, &[u8])> {
     let close = body.iter().position(|&b| b == b'"')?;
     let inner = body.get(..close)?;
     // etagc = %x21 / %x23-7E / obs-text
-    if !inner.iter().all(|&b| b == 0x21 || (0x23..=0x7e).contains(&b) || b >= 0x80) {
+    if !inner
+        .iter()
+        .all(|&b| b == 0x21 || (0x23..=0x7e).contains(&b) || b >= 0x80)
+    {
         return None;
     }
     let opaque = s.get(..close + 2)?;
@@ -118,13 +121,19 @@ pub(crate) fn parse_range(value: &[u8], len: u64) -> RangeRequest {
     let Some(eq) = value.iter().position(|&b| b == b'=') else {
         return RangeRequest::Full;
     };
-    let (unit, set) = (value.get(..eq).unwrap_or_default(), value.get(eq + 1..).unwrap_or_default());
+    let (unit, set) = (
+        value.get(..eq).unwrap_or_default(),
+        value.get(eq + 1..).unwrap_or_default(),
+    );
     if !unit.trim_ascii().eq_ignore_ascii_case(b"bytes") {
         return RangeRequest::Full;
     }
     // Empty list elements are allowed by the list syntax; more than one real
     // range means "whole file".
-    let mut specs = set.split(|&b| b == b',').map(<[u8]>::trim_ascii).filter(|s| !s.is_empty());
+    let mut specs = set
+        .split(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .filter(|s| !s.is_empty());
     let (Some(spec), None) = (specs.next(), specs.next()) else {
         return RangeRequest::Full;
     };
@@ -138,13 +147,19 @@ pub(crate) fn parse_range(value: &[u8], len: u64) -> RangeRequest {
         (true, false) => match number(last) {
             Some(0) => RangeRequest::Unsatisfiable,
             Some(_) if len == 0 => RangeRequest::Unsatisfiable,
-            Some(n) => RangeRequest::Partial { start: len.saturating_sub(n), end: len - 1 },
+            Some(n) => RangeRequest::Partial {
+                start: len.saturating_sub(n),
+                end: len - 1,
+            },
             None => RangeRequest::Full,
         },
         // "a-": from a to the end.
         (false, true) => match number(first) {
             Some(a) if a >= len => RangeRequest::Unsatisfiable,
-            Some(a) => RangeRequest::Partial { start: a, end: len - 1 },
+            Some(a) => RangeRequest::Partial {
+                start: a,
+                end: len - 1,
+            },
             None => RangeRequest::Full,
         },
         // "a-b"
@@ -153,7 +168,10 @@ pub(crate) fn parse_range(value: &[u8], len: u64) -> RangeRequest {
                 if a >= len {
                     RangeRequest::Unsatisfiable
                 } else {
-                    RangeRequest::Partial { start: a, end: b.min(len - 1) }
+                    RangeRequest::Partial {
+                        start: a,
+                        end: b.min(len - 1),
+                    }
                 }
             }
             _ => RangeRequest::Full,
@@ -208,10 +226,7 @@ impl Encoding {
 /// so a client that says nothing gets the identity file. Weight 0, or a
 /// malformed weight, rules a coding out. Higher weight wins; on a tie Brotli
 /// comes first, as it is the smaller of the two.
-pub(crate) fn acceptable_encodings(
-    accept: Option<&[u8]>,
-    offered: &[Encoding],
-) -> Vec<Encoding> {
+pub(crate) fn acceptable_encodings(accept: Option<&[u8]>, offered: &[Encoding]) -> Vec<Encoding> {
     let Some(accept) = accept else {
         return Vec::new();
     };
@@ -227,7 +242,10 @@ pub(crate) fn acceptable_encodings(
         let mut weight = Some(1000);
         for param in parts {
             let param = param.trim_ascii();
-            if let Some(q) = param.strip_prefix(b"q=").or_else(|| param.strip_prefix(b"Q=")) {
+            if let Some(q) = param
+                .strip_prefix(b"q=")
+                .or_else(|| param.strip_prefix(b"Q="))
+            {
                 weight = qvalue(q);
             }
         }
@@ -326,13 +344,49 @@ mod tests {
         use RangeRequest::*;
         let r = |s: &str| parse_range(s.as_bytes(), 10_000);
         assert_eq!(r("bytes=0-499"), Partial { start: 0, end: 499 });
-        assert_eq!(r("bytes=500-999"), Partial { start: 500, end: 999 });
-        assert_eq!(r("bytes=-500"), Partial { start: 9500, end: 9999 });
-        assert_eq!(r("bytes=9500-"), Partial { start: 9500, end: 9999 });
+        assert_eq!(
+            r("bytes=500-999"),
+            Partial {
+                start: 500,
+                end: 999
+            }
+        );
+        assert_eq!(
+            r("bytes=-500"),
+            Partial {
+                start: 9500,
+                end: 9999
+            }
+        );
+        assert_eq!(
+            r("bytes=9500-"),
+            Partial {
+                start: 9500,
+                end: 9999
+            }
+        );
         assert_eq!(r("bytes=0-0"), Partial { start: 0, end: 0 });
-        assert_eq!(r("bytes=-1"), Partial { start: 9999, end: 9999 });
-        assert_eq!(r("bytes=0-99999"), Partial { start: 0, end: 9999 });
-        assert_eq!(r("bytes=-99999"), Partial { start: 0, end: 9999 });
+        assert_eq!(
+            r("bytes=-1"),
+            Partial {
+                start: 9999,
+                end: 9999
+            }
+        );
+        assert_eq!(
+            r("bytes=0-99999"),
+            Partial {
+                start: 0,
+                end: 9999
+            }
+        );
+        assert_eq!(
+            r("bytes=-99999"),
+            Partial {
+                start: 0,
+                end: 9999
+            }
+        );
         assert_eq!(r("BYTES = 1-2"), Partial { start: 1, end: 2 });
         assert_eq!(r("bytes=1-2,"), Partial { start: 1, end: 2 });
         assert_eq!(r("bytes=10000-"), Unsatisfiable);

@@ -40,7 +40,10 @@ pub(crate) fn decode_request_path(
 ) -> Result<RelativePath, PathError> {
     let rest = raw.strip_prefix(prefix).ok_or(PathError::NotServed)?;
     if rest.is_empty() {
-        return Ok(RelativePath { path: PathBuf::new(), trailing_slash: false });
+        return Ok(RelativePath {
+            path: PathBuf::new(),
+            trailing_slash: false,
+        });
     }
     let rest = rest.strip_prefix('/').ok_or(PathError::NotServed)?;
     let mut path = PathBuf::new();
@@ -68,15 +71,24 @@ pub(crate) fn decode_request_path(
         }
         path.push(text);
     }
-    Ok(RelativePath { path, trailing_slash: rest.is_empty() || rest.ends_with('/') })
+    Ok(RelativePath {
+        path,
+        trailing_slash: rest.is_empty() || rest.ends_with('/'),
+    })
 }
 
 fn percent_decode(raw: &[u8], out: &mut Vec<u8>) -> Result<(), PathError> {
     let mut bytes = raw.iter();
     while let Some(&b) = bytes.next() {
         if b == b'%' {
-            let hi = bytes.next().and_then(|&h| hex(h)).ok_or(PathError::Malformed)?;
-            let lo = bytes.next().and_then(|&l| hex(l)).ok_or(PathError::Malformed)?;
+            let hi = bytes
+                .next()
+                .and_then(|&h| hex(h))
+                .ok_or(PathError::Malformed)?;
+            let lo = bytes
+                .next()
+                .and_then(|&l| hex(l))
+                .ok_or(PathError::Malformed)?;
             out.push(hi << 4 | lo);
         } else {
             out.push(b);
@@ -110,7 +122,10 @@ mod tests {
         assert_eq!(ok("/sub/", ""), (PathBuf::from("sub"), true));
         assert_eq!(ok("/sub", ""), (PathBuf::from("sub"), false));
         assert_eq!(ok("//a//b", ""), (PathBuf::from("a/b"), false));
-        assert_eq!(ok("/hello%20world.txt", ""), (PathBuf::from("hello world.txt"), false));
+        assert_eq!(
+            ok("/hello%20world.txt", ""),
+            (PathBuf::from("hello world.txt"), false)
+        );
         assert_eq!(ok("/caf%C3%A9", ""), (PathBuf::from("café"), false));
         assert_eq!(ok("/a..b", ""), (PathBuf::from("a..b"), false));
     }
@@ -119,9 +134,15 @@ mod tests {
     fn mount_prefix() {
         assert_eq!(ok("/static", "/static"), (PathBuf::new(), false));
         assert_eq!(ok("/static/", "/static"), (PathBuf::new(), true));
-        assert_eq!(ok("/static/a.css", "/static"), (PathBuf::from("a.css"), false));
+        assert_eq!(
+            ok("/static/a.css", "/static"),
+            (PathBuf::from("a.css"), false)
+        );
         for raw in ["/staticx/a.css", "/other/a.css", "/", "/stat"] {
-            assert_eq!(decode_request_path(raw, "/static", false), Err(PathError::NotServed));
+            assert_eq!(
+                decode_request_path(raw, "/static", false),
+                Err(PathError::NotServed)
+            );
         }
     }
 
@@ -145,14 +166,22 @@ mod tests {
             "/.git/config",
             "/.env",
         ] {
-            assert_eq!(decode_request_path(raw, "", false), Err(PathError::NotServed), "{raw}");
+            assert_eq!(
+                decode_request_path(raw, "", false),
+                Err(PathError::NotServed),
+                "{raw}"
+            );
         }
     }
 
     #[test]
     fn undecodable_paths_are_malformed() {
         for raw in ["/%00", "/a%00b", "/%zz", "/%4", "/%", "/%ff%fe"] {
-            assert_eq!(decode_request_path(raw, "", false), Err(PathError::Malformed), "{raw}");
+            assert_eq!(
+                decode_request_path(raw, "", false),
+                Err(PathError::Malformed),
+                "{raw}"
+            );
         }
     }
 
@@ -160,6 +189,9 @@ mod tests {
     fn hidden_files_on_request() {
         let r = decode_request_path("/.well-known/x", "", true).unwrap();
         assert_eq!(r.path, PathBuf::from(".well-known/x"));
-        assert_eq!(decode_request_path("/../x", "", true), Err(PathError::NotServed));
+        assert_eq!(
+            decode_request_path("/../x", "", true),
+            Err(PathError::NotServed)
+        );
     }
 }

@@ -1,0 +1,821 @@
+//! `ServeDir` over real sockets (raw `TcpStream` requests and `curl`) and
+//! through `Service::call` directly.
+//!
+//! Every test builds its own tree:
+//!
+//! ```text
+//! base/
+//!   outside.txt            never served
+//!   outside/secret         never served
+//!   root/
+//!     index.html  style.css  app.js  blob.bin (1 MiB)  empty.txt
+//!     big.txt  big.txt.gz  big.txt.br      precompressed variants
+//!     plain.txt                            no variants
+//!     link-in.css -> style.css             symlink inside the root
+//!     link-out -> ../outside               symlink leaving the root
+//!     .env                                 hidden
+//!     sub/index.html
+//! ```
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use http::{Request, StatusCode};
+use http_body::Body;
+use http_body_util::BodyExt;
+use ringstream::fs::{FileBody, ServeDir};
+use ringstream::server::Server;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use tower_service::Service;
+
+const CURL: &str = "/usr/bin/curl";
+const INDEX: &str = "<!doctype html><title>root</title>\n";
+const SUB_INDEX: &str = "<!doctype html><title>sub</title>\n";
+const STYLE: &str = "body { color: #333; }\n";
+const APP: &str = "console.log('app');\n";
+const SECRET: &str = "TOP-SECRET-OUTSIDE-THE-ROOT";
+const GZ: &[u8] = b"\x1f\x8bPRETEND-GZIP-BYTES";
+const BR: &[u8] = b"PRETEND-BROTLI-BYTES";
+const MIB: usize = 1024 * 1024;
+
+// ---------------------------------------------------------------------------
+// Fixture
+// ---------------------------------------------------------------------------
+
+/// A temporary directory tree, removed on drop.
+struct Tree {
+    base: PathBuf,
+}
+
+impl Tree {
+    fn root(&self) -> PathBuf {
+        self.base.join("root")
+    }
+
+    fn blob(&self) -> Vec<u8> {
+        std::fs::read(self.root().join("blob.bin")).expect("blob")
+    }
+
+    fn big(&self) -> Vec<u8> {
+        std::fs::read(self.root().join("big.txt")).expect("big.txt")
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.base);
+    }
+}
+
+fn tree() -> Tree {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let base = std::env::temp_dir().join(format!("ringstream-fs-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let root = base.join("root");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::create_dir_all(base.join("outside")).unwrap();
+    std::fs::write(base.join("outside.txt"), SECRET).unwrap();
+    std::fs::write(base.join("outside/secret"), SECRET).unwrap();
+    std::fs::write(root.join("index.html"), INDEX).unwrap();
+    std::fs::write(root.join("sub/index.html"), SUB_INDEX).unwrap();
+    std::fs::write(root.join("style.css"), STYLE).unwrap();
+    std::fs::write(root.join("app.js"), APP).unwrap();
+    std::fs::write(root.join("empty.txt"), "").unwrap();
+    std::fs::write(root.join("plain.txt"), "plain\n").unwrap();
+    std::fs::write(root.join(".env"), SECRET).unwrap();
+    // 1 MiB of pseudo-random bytes (xorshift), so offsets are distinguishable.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let blob: Vec<u8> = (0..MIB)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_le_bytes()[0]
+        })
+        .collect();
+    std::fs::write(root.join("blob.bin"), &blob).unwrap();
+    let big: String = (0..5000)
+        .map(|i| format!("line {i:05} of big.txt\n"))
+        .collect();
+    std::fs::write(root.join("big.txt"), big).unwrap();
+    std::fs::write(root.join("big.txt.gz"), GZ).unwrap();
+    std::fs::write(root.join("big.txt.br"), BR).unwrap();
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("style.css", root.join("link-in.css")).unwrap();
+        std::os::unix::fs::symlink("../outside", root.join("link-out")).unwrap();
+    }
+    Tree { base }
+}
+
+// ---------------------------------------------------------------------------
+// Server and clients
+// ---------------------------------------------------------------------------
+
+/// A server on 127.0.0.1 serving `service`; shut down on drop.
+struct Running {
+    addr: SocketAddr,
+    _stop: oneshot::Sender<()>,
+}
+
+async fn start(service: ServeDir) -> Running {
+    let server = Server::bind("127.0.0.1:0").await.expect("bind");
+    let addr = server.local_addr().expect("local addr");
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(server.serve_with_shutdown(service, async {
+        let _ = stopped.await;
+    }));
+    Running { addr, _stop: stop }
+}
+
+/// A parsed HTTP/1.1 response read from a socket.
+#[derive(Debug)]
+struct Reply {
+    status_line: String,
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn parse(raw: &[u8]) -> Reply {
+        let end = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("complete head");
+        let head = std::str::from_utf8(&raw[..end]).expect("ascii head");
+        let mut lines = head.split("\r\n");
+        let status_line = lines.next().unwrap().to_owned();
+        let status = status_line.split(' ').nth(1).unwrap().parse().unwrap();
+        let headers = lines
+            .map(|l| {
+                let (n, v) = l.split_once(':').expect("field");
+                (n.trim().to_ascii_lowercase(), v.trim().to_owned())
+            })
+            .collect();
+        Reply {
+            status_line,
+            status,
+            headers,
+            body: raw[end + 4..].to_vec(),
+        }
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        let mut found = self.headers.iter().filter(|(n, _)| n == name);
+        let first = found.next().map(|(_, v)| v.as_str());
+        assert!(
+            found.next().is_none(),
+            "{name} sent twice: {:?}",
+            self.headers
+        );
+        first
+    }
+
+    fn must(&self, name: &str) -> &str {
+        self.header(name)
+            .unwrap_or_else(|| panic!("no {name} in {:?}", self.headers))
+    }
+}
+
+/// Sends `request` exactly as written (it should ask for
+/// `Connection: close`) and reads the reply to EOF.
+async fn raw(addr: SocketAddr, request: &str) -> Reply {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut out = Vec::new();
+    stream.read_to_end(&mut out).await.expect("read");
+    Reply::parse(&out)
+}
+
+/// `GET path` with extra header lines (each ending in `\r\n`).
+async fn get(addr: SocketAddr, path: &str, extra: &str) -> Reply {
+    raw(
+        addr,
+        &format!("GET {path} HTTP/1.1\r\nHost: t\r\n{extra}Connection: close\r\n\r\n"),
+    )
+    .await
+}
+
+/// Runs curl, failing loudly when it is missing or fails.
+async fn curl(args: &[&str]) -> Output {
+    assert!(
+        Path::new(CURL).exists(),
+        "{CURL} is required by these tests"
+    );
+    let output = tokio::process::Command::new(CURL)
+        .args(["--silent", "--show-error", "--max-time", "20"])
+        .args(args)
+        .output()
+        .await
+        .expect("run curl");
+    assert!(
+        output.status.success(),
+        "curl {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// `curl --include` on `url`, parsed.
+async fn curl_reply(args: &[&str]) -> Reply {
+    let mut all = vec!["--include"];
+    all.extend_from_slice(args);
+    Reply::parse(&curl(&all).await.stdout)
+}
+
+// ---------------------------------------------------------------------------
+// Whole files
+// ---------------------------------------------------------------------------
+
+// RFC 9110 §8.3 and §8.6: type by extension, exact length, identical bytes.
+#[tokio::test]
+async fn small_files_have_type_length_and_validators() {
+    let tree = tree();
+    let server = start(ServeDir::new(tree.root())).await;
+    for (path, body, mime) in [
+        ("/style.css", STYLE, "text/css; charset=utf-8"),
+        ("/app.js", APP, "text/javascript; charset=utf-8"),
+        ("/index.html", INDEX, "text/html; charset=utf-8"),
+        ("/link-in.css", STYLE, "text/css; charset=utf-8"),
+        ("/empty.txt", "", "text/plain; charset=utf-8"),
+    ] {
+        let reply = get(server.addr, path, "").await;
+        assert_eq!(reply.status_line, "HTTP/1.1 200 OK", "{path}");
+        assert_eq!(reply.must("content-type"), mime, "{path}");
+        assert_eq!(
+            reply.must("content-length"),
+            body.len().to_string(),
+            "{path}"
+        );
+        assert_eq!(reply.must("accept-ranges"), "bytes");
+        assert!(reply.must("etag").starts_with('"') && reply.must("etag").ends_with('"'));
+        assert!(reply.must("last-modified").ends_with(" GMT"));
+        assert_eq!(reply.header("transfer-encoding"), None);
+        assert_eq!(reply.header("vary"), None, "{path} has no variant");
+        assert_eq!(reply.body, body.as_bytes(), "{path}");
+    }
+}
+
+#[tokio::test]
+async fn one_mebibyte_file_is_identical_over_raw_socket_and_curl() {
+    let tree = tree();
+    let blob = tree.blob();
+    // A small block size makes the body many blocks long.
+    let server = start(ServeDir::new(tree.root()).block_size(8192)).await;
+
+    let reply = get(server.addr, "/blob.bin", "").await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.must("content-type"), "application/octet-stream");
+    assert_eq!(reply.must("content-length"), MIB.to_string());
+    assert!(reply.body == blob, "raw body differs from the file");
+
+    let out = tree.base.join("curl-blob.bin");
+    let url = format!("http://{}/blob.bin", server.addr);
+    curl(&["--output", out.to_str().unwrap(), &url]).await;
+    assert!(
+        std::fs::read(&out).unwrap() == blob,
+        "curl body differs from the file"
+    );
+}
+
+// RFC 9110 §9.3.2: HEAD has the GET headers and no body.
+#[tokio::test]
+async fn head_has_get_headers_and_no_body() {
+    let tree = tree();
+    let server = start(ServeDir::new(tree.root())).await;
+    let get_reply = get(server.addr, "/blob.bin", "").await;
+    let head = raw(
+        server.addr,
+        "HEAD /blob.bin HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(head.status_line, "HTTP/1.1 200 OK");
+    assert_eq!(head.must("content-length"), MIB.to_string());
+    for name in ["content-type", "etag", "last-modified", "accept-ranges"] {
+        assert_eq!(head.must(name), get_reply.must(name), "{name}");
+    }
+    assert!(head.body.is_empty());
+
+    let reply = curl_reply(&["--head", &format!("http://{}/style.css", server.addr)]).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.must("content-length"), STYLE.len().to_string());
+}
+
+// ---------------------------------------------------------------------------
+// Conditional requests (RFC 9110 §13)
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn if_none_match_uses_weak_comparison() {
+    let tree = tree();
+    let server = start(ServeDir::new(tree.root())).await;
+    let first = get(server.addr, "/style.css", "").await;
+    let etag = first.must("etag").to_owned();
+    let last_modified = first.must("last-modified").to_owned();
+
+    for value in [
+        etag.clone(),
+        format!("W/{etag}"),
+        format!("\"nope\", {etag}"),
+        "*".into(),
+    ] {
+        let reply = get(
+            server.addr,
+            "/style.css",
+            &format!("If-None-Match: {value}\r\n"),
+        )
+        .await;
+        assert_eq!(reply.status_line, "HTTP/1.1 304 Not Modified", "{value}");
+        assert_eq!(reply.must("etag"), etag);
+        assert_eq!(reply.must("last-modified"), last_modified);
+        assert!(reply.body.is_empty());
+    }
+    let reply = get(server.addr, "/style.css", "If-None-Match: \"other\"\r\n").await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.body, STYLE.as_bytes());
+
+    // With curl: --etag-compare sends If-None-Match from a file.
+    let etag_file = tree.base.join("etag");
+    std::fs::write(&etag_file, format!("{etag}\n")).unwrap();
+    let reply = curl_reply(&[
+        "--etag-compare",
+        etag_file.to_str().unwrap(),
+        &format!("http://{}/style.css", server.addr),
+    ])
+    .await;
+    assert_eq!(reply.status, 304);
+}
+
+#[tokio::test]
+async fn if_modified_since_past_and_future() {
+    let tree = tree();
+    let server = start(ServeDir::new(tree.root())).await;
+    let future = "If-Modified-Since: Fri, 01 Jan 2100 00:00:00 GMT\r\n";
+    let past = "If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n";
+
+    assert_eq!(get(server.addr, "/style.css", future).await.status, 304);
+    let reply = get(server.addr, "/style.css", past).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.body, STYLE.as_bytes());
+    // The exact Last-Modified value is "not modified".
+    let lm = get(server.addr, "/style.css", "")
+        .await
+        .must("last-modified")
+        .to_owned();
+    let same = format!("If-Modified-Since: {lm}\r\n");
+    assert_eq!(get(server.addr, "/style.css", &same).await.status, 304);
+    // An obsolete date form is understood (RFC 9110 §5.6.7).
+    let asctime = "If-Modified-Since: Fri Jan  1 00:00:00 2100\r\n";
+    assert_eq!(get(server.addr, "/style.css", asctime).await.status, 304);
+    // An invalid date is ignored.
+    let bad = "If-Modified-Since: yesterday\r\n";
+    assert_eq!(get(server.addr, "/style.css", bad).await.status, 200);
+    // §13.2.2: If-None-Match present means If-Modified-Since is ignored.
+    let both = format!("If-None-Match: \"other\"\r\n{future}");
+    assert_eq!(get(server.addr, "/style.css", &both).await.status, 200);
+
+    let url = format!("http://{}/style.css", server.addr);
+    let reply = curl_reply(&["--time-cond", "Fri, 01 Jan 2100 00:00:00 GMT", &url]).await;
+    assert_eq!(reply.status, 304);
+    let reply = curl_reply(&["--time-cond", "Sun, 06 Nov 1994 08:49:37 GMT", &url]).await;
+    assert_eq!(reply.status, 200);
+}
+
+// RFC 9110 §13.1.1 and §13.1.4.
+#[tokio::test]
+async fn if_match_and_if_unmodified_since() {
+    let tree = tree();
+    let server = start(ServeDir::new(tree.root())).await;
+    let etag = get(server.addr, "/style.css", "")
+        .await
+        .must("etag")
+        .to_owned();
+    let ok = get(server.addr, "/style.css", &format!("If-Match: {etag}\r\n")).await;
+    assert_eq!(ok.status, 200);
+    let weak = get(
+        server.addr,
+        "/style.css",
+        &format!("If-Match: W/{etag}\r\n"),
+    )
+    .await;
+    assert_eq!(weak.status, 412);
+    assert_eq!(
+        get(server.addr, "/style.css", "If-Match: \"x\"\r\n")
+            .await
+            .status,
+        412
+    );
+    let old = "If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n";
+    assert_eq!(get(server.addr, "/style.css", old).await.status, 412);
+}
+
+// ---------------------------------------------------------------------------
+// Ranges (RFC 9110 §14)
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn single_byte_ranges() {
+    let tree = tree();
+    let blob = tree.blob();
+    let len = blob.len();
+    let server = start(ServeDir::new(tree.root())).await;
+
+    for (spec, start, end) in [
+        ("0-99", 0, 99),
+        ("100-", 100, len - 1),
+        ("-10", len - 10, len - 1),
+        ("0-0", 0, 0),
+    ] {
+        let reply = get(
+            server.addr,
+            "/blob.bin",
+            &format!("Range: bytes={spec}\r\n"),
+        )
+        .await;
+        assert_eq!(reply.status_line, "HTTP/1.1 206 Partial Content", "{spec}");
+        assert_eq!(
+            reply.must("content-range"),
+            format!("bytes {start}-{end}/{len}"),
+            "{spec}"
+        );
+        assert_eq!(
+            reply.must("content-length"),
+            (end - start + 1).to_string(),
+            "{spec}"
+        );
+        assert_eq!(reply.must("content-type"), "application/octet-stream");
+        assert!(reply.body == blob[start..=end], "{spec}");
+    }
+
+    let reply = get(server.addr, "/blob.bin", "Range: bytes=5000000-\r\n").await;
+    assert_eq!(reply.status_line, "HTTP/1.1 416 Range Not Satisfiable");
+    assert_eq!(reply.must("content-range"), format!("bytes */{len}"));
+
+    // Malformed, multiple, or another unit: ignored, the whole file is sent.
+    for value in ["bytes=abc", "bytes=9-1", "bytes=0-1,5-6", "lines=1-2"] {
+        let reply = get(server.addr, "/blob.bin", &format!("Range: {value}\r\n")).await;
+        assert_eq!(reply.status, 200, "{value}");
+        assert_eq!(reply.header("content-range"), None);
+        assert_eq!(reply.body.len(), len, "{value}");
+    }
+
+    let url = format!("http://{}/blob.bin", server.addr);
+    let reply = curl_reply(&["--range", "0-99", &url]).await;
+    assert_eq!(reply.status, 206);
+    assert!(reply.body == blob[..100]);
+    let reply = curl_reply(&["--range", "-10", &url]).await;
+    assert!(reply.body == blob[len - 10..]);
+}
+
+// RFC 9110 §13.1.5: If-Range with a matching validator keeps the range.
+#[tokio::test]
+async fn if_range() {
+    let tree = tree();
+    let server = start(ServeDir::new(tree.root())).await;
+    let first = get(server.addr, "/blob.bin", "").await;
+    let etag = first.must("etag").to_owned();
+    let lm = first.must("last-modified").to_owned();
+    let range = "Range: bytes=0-9\r\n";
+    let with = |v: &str| format!("{range}If-Range: {v}\r\n");
+
+    assert_eq!(
+        get(server.addr, "/blob.bin", &with(&etag)).await.status,
+        206
+    );
+    assert_eq!(get(server.addr, "/blob.bin", &with(&lm)).await.status, 206);
+    assert_eq!(
+        get(server.addr, "/blob.bin", &with("\"stale\""))
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        get(server.addr, "/blob.bin", &with(&format!("W/{etag}")))
+            .await
+            .status,
+        200
+    );
+    let old = "Sun, 06 Nov 1994 08:49:37 GMT";
+    assert_eq!(get(server.addr, "/blob.bin", &with(old)).await.status, 200);
+}
+
+// ---------------------------------------------------------------------------
+// Precompressed variants (RFC 9110 §12.5.3, §8.4)
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn precompressed_variants_follow_accept_encoding() {
+    let tree = tree();
+    let big = tree.big();
+    let server = start(
+        ServeDir::new(tree.root())
+            .precompressed_gzip()
+            .precompressed_br(),
+    )
+    .await;
+
+    for (accept, body, encoding) in [
+        ("gzip", GZ, Some("gzip")),
+        ("gzip, deflate, br", BR, Some("br")),
+        ("br;q=0.5, gzip", GZ, Some("gzip")),
+        ("gzip;q=0", &big[..], None),
+        ("gzip;q=0, br;q=0", &big[..], None),
+        ("identity", &big[..], None),
+        ("*", BR, Some("br")),
+    ] {
+        let reply = get(
+            server.addr,
+            "/big.txt",
+            &format!("Accept-Encoding: {accept}\r\n"),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{accept}");
+        assert_eq!(reply.header("content-encoding"), encoding, "{accept}");
+        assert_eq!(
+            reply.must("content-type"),
+            "text/plain; charset=utf-8",
+            "{accept}"
+        );
+        assert_eq!(reply.must("vary"), "Accept-Encoding", "{accept}");
+        assert_eq!(
+            reply.must("content-length"),
+            body.len().to_string(),
+            "{accept}"
+        );
+        assert!(reply.body == body, "{accept}");
+    }
+    // No Accept-Encoding at all: identity, still with Vary.
+    let reply = get(server.addr, "/big.txt", "").await;
+    assert_eq!(reply.header("content-encoding"), None);
+    assert_eq!(reply.must("vary"), "Accept-Encoding");
+    assert!(reply.body == big);
+    // A file without variants carries no Vary.
+    let reply = get(server.addr, "/plain.txt", "Accept-Encoding: gzip, br\r\n").await;
+    assert_eq!(reply.header("content-encoding"), None);
+    assert_eq!(reply.header("vary"), None);
+    // The variant has its own validator.
+    let gz = get(server.addr, "/big.txt", "Accept-Encoding: gzip\r\n").await;
+    let id = get(server.addr, "/big.txt", "").await;
+    assert_ne!(gz.must("etag"), id.must("etag"));
+
+    let url = format!("http://{}/big.txt", server.addr);
+    let reply = curl_reply(&["--header", "Accept-Encoding: gzip", &url]).await;
+    assert_eq!(reply.must("content-encoding"), "gzip");
+    assert!(reply.body == GZ);
+}
+
+#[tokio::test]
+async fn precompressed_variants_are_off_by_default() {
+    let tree = tree();
+    let server = start(ServeDir::new(tree.root())).await;
+    let reply = get(server.addr, "/big.txt", "Accept-Encoding: gzip, br\r\n").await;
+    assert_eq!(reply.header("content-encoding"), None);
+    assert_eq!(reply.header("vary"), None);
+    assert!(reply.body == tree.big());
+    // Only gzip enabled: br is not offered even when preferred.
+    let server = start(ServeDir::new(tree.root()).precompressed_gzip()).await;
+    let reply = get(
+        server.addr,
+        "/big.txt",
+        "Accept-Encoding: br, gzip;q=0.1\r\n",
+    )
+    .await;
+    assert_eq!(reply.header("content-encoding"), Some("gzip"));
+}
+
+// ---------------------------------------------------------------------------
+// Directories, methods, mounting
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn directories_serve_their_index() {
+    let tree = tree();
+    let server = start(ServeDir::new(tree.root())).await;
+    let reply = get(server.addr, "/", "").await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.must("content-type"), "text/html; charset=utf-8");
+    assert_eq!(reply.body, INDEX.as_bytes());
+    let reply = get(server.addr, "/sub/", "").await;
+    assert_eq!(reply.body, SUB_INDEX.as_bytes());
+
+    let reply = get(server.addr, "/sub?x=1", "").await;
+    assert_eq!(reply.status_line, "HTTP/1.1 301 Moved Permanently");
+    assert_eq!(reply.must("location"), "/sub/?x=1");
+    // Leading slashes never make a protocol-relative redirect.
+    let reply = get(server.addr, "//sub", "").await;
+    assert_eq!(reply.must("location"), "/sub/");
+
+    // curl follows the redirect and ends on the index.
+    let url = format!("http://{}/sub", server.addr);
+    let out = curl(&[
+        "--location",
+        "--write-out",
+        "%{http_code} %{num_redirects}",
+        &url,
+    ])
+    .await;
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{SUB_INDEX}200 1")
+    );
+
+    let server = start(ServeDir::new(tree.root()).without_index_file()).await;
+    assert_eq!(get(server.addr, "/", "").await.status, 404);
+}
+
+// RFC 9110 §15.5.6: 405 lists the allowed methods.
+#[tokio::test]
+async fn other_methods_get_405() {
+    let tree = tree();
+    let server = start(ServeDir::new(tree.root())).await;
+    for method in ["POST", "PUT", "DELETE", "OPTIONS"] {
+        let reply = raw(
+            server.addr,
+            &format!(
+                "{method} /style.css HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            ),
+        )
+        .await;
+        assert_eq!(
+            reply.status_line, "HTTP/1.1 405 Method Not Allowed",
+            "{method}"
+        );
+        assert_eq!(reply.must("allow"), "GET, HEAD");
+    }
+    let reply = curl_reply(&[
+        "--data",
+        "x=1",
+        &format!("http://{}/style.css", server.addr),
+    ])
+    .await;
+    assert_eq!(reply.status, 405);
+}
+
+#[tokio::test]
+async fn missing_files_are_404_with_a_text_body() {
+    let tree = tree();
+    let server = start(ServeDir::new(tree.root())).await;
+    let reply = get(server.addr, "/nope.css", "").await;
+    assert_eq!(reply.status_line, "HTTP/1.1 404 Not Found");
+    assert_eq!(reply.must("content-type"), "text/plain; charset=utf-8");
+    assert_eq!(reply.body, b"404 Not Found\n");
+    assert_eq!(get(server.addr, "/style.css/x", "").await.status, 404);
+}
+
+#[tokio::test]
+async fn strip_prefix_mounts_the_tree() {
+    let tree = tree();
+    let server = start(ServeDir::new(tree.root()).strip_prefix("/static")).await;
+    let reply = get(server.addr, "/static/style.css", "").await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.body, STYLE.as_bytes());
+    assert_eq!(
+        get(server.addr, "/static/", "").await.body,
+        INDEX.as_bytes()
+    );
+    assert_eq!(
+        get(server.addr, "/static", "").await.must("location"),
+        "/static/"
+    );
+    assert_eq!(
+        get(server.addr, "/static/sub", "").await.must("location"),
+        "/static/sub/"
+    );
+    assert_eq!(get(server.addr, "/style.css", "").await.status, 404);
+    assert_eq!(get(server.addr, "/staticstyle.css", "").await.status, 404);
+}
+
+// ---------------------------------------------------------------------------
+// Confinement to the root
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn nothing_outside_the_root_is_served() {
+    let tree = tree();
+    let server = start(ServeDir::new(tree.root())).await;
+    for target in [
+        "/../outside.txt",
+        "/..%2foutside.txt",
+        "/%2e%2e/outside.txt",
+        "/%2E%2E/outside.txt",
+        "/.%2e/outside.txt",
+        "/sub/..%2f..%2foutside.txt",
+        "/sub/../../outside.txt",
+        "/sub/%2e%2e/%2e%2e/outside.txt",
+        "/link-out/secret",
+        "/link-out/",
+        "/%00",
+        "/style.css%00.txt",
+        "/.env",
+        "/..%5c..%5coutside.txt",
+        "/%ff",
+    ] {
+        let reply = get(server.addr, target, "").await;
+        assert!(
+            matches!(reply.status, 400 | 404),
+            "{target}: {}",
+            reply.status_line
+        );
+        assert!(
+            !String::from_utf8_lossy(&reply.body).contains(SECRET),
+            "{target} leaked the outside file"
+        );
+    }
+    // The same through curl, which must not normalise the path.
+    for target in ["/../outside.txt", "/%2e%2e/outside.txt", "/link-out/secret"] {
+        let url = format!("http://{}{target}", server.addr);
+        let reply = curl_reply(&["--path-as-is", &url]).await;
+        assert!(
+            matches!(reply.status, 400 | 404),
+            "{target}: {}",
+            reply.status_line
+        );
+        assert!(!String::from_utf8_lossy(&reply.body).contains(SECRET));
+    }
+    // Hidden files can be enabled, and then are served.
+    let server = start(ServeDir::new(tree.root()).serve_hidden(true)).await;
+    assert_eq!(get(server.addr, "/.env", "").await.status, 200);
+    assert_eq!(get(server.addr, "/../outside.txt", "").await.status, 404);
+}
+
+// ---------------------------------------------------------------------------
+// Without a socket
+// ---------------------------------------------------------------------------
+
+async fn call(service: &mut ServeDir, request: Request<()>) -> http::Response<FileBody> {
+    std::future::poll_fn(|cx| Service::<Request<()>>::poll_ready(service, cx))
+        .await
+        .unwrap_or_else(|e: Infallible| match e {});
+    service.call(request).await.unwrap_or_else(|e| match e {})
+}
+
+#[tokio::test]
+async fn service_call_without_a_socket() {
+    let tree = tree();
+    let mut service = ServeDir::new(tree.root());
+
+    let response = call(&mut service, Request::get("/style.css").body(()).unwrap()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.body().size_hint().exact(),
+        Some(STYLE.len() as u64)
+    );
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(bytes, STYLE.as_bytes());
+
+    let response = call(&mut service, Request::get("/missing").body(()).unwrap()).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+
+    let response = call(
+        &mut service,
+        Request::delete("/style.css").body(()).unwrap(),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(response.headers()["allow"], "GET, HEAD");
+
+    let response = call(&mut service, Request::head("/blob.bin").body(()).unwrap()).await;
+    assert_eq!(response.headers()["content-length"], MIB.to_string());
+    assert!(response.body().is_end_stream());
+}
+
+// The memory bound: a file is handed out in blocks of at most `block_size`.
+#[tokio::test]
+async fn file_body_streams_in_blocks() {
+    let tree = tree();
+    let blob = tree.blob();
+    let mut service = ServeDir::new(tree.root()).block_size(10_000);
+    let response = call(&mut service, Request::get("/blob.bin").body(()).unwrap()).await;
+    let mut body = response.into_body();
+    let mut received = Vec::with_capacity(MIB);
+    let mut frames = 0;
+    while let Some(frame) = body.frame().await {
+        let data = frame.unwrap().into_data().unwrap();
+        assert!(!data.is_empty() && data.len() <= 10_000);
+        received.extend_from_slice(&data);
+        frames += 1;
+        assert_eq!(
+            body.size_hint().exact(),
+            Some((MIB - received.len()) as u64)
+        );
+    }
+    assert_eq!(frames, MIB.div_ceil(10_000));
+    assert!(received == blob);
+
+    // A range is streamed the same way, from the right offset.
+    let request = Request::get("/blob.bin")
+        .header("range", "bytes=12345-54320")
+        .body(())
+        .unwrap();
+    let response = call(&mut service, request).await;
+    assert_eq!(response.status(), StatusCode::PARTIAL_CONTENT);
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    assert!(bytes == blob[12345..=54320]);
+}

@@ -646,6 +646,16 @@ async fn close_reports_a_failing_flush() {
 }
 
 #[tokio::test]
+async fn close_reports_bytes_buffered_after_close_write() {
+    let mut stream = Stream::new(Mock::default());
+    stream.close_write().await.unwrap();
+    stream.buffer_write(b"too late");
+    let err = stream.close().await.unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+    assert!(stream.get_ref().written.is_empty());
+}
+
+#[tokio::test]
 async fn a_failed_write_marks_the_stream_broken() {
     let mut mock = Mock {
         write_error: Some(io::ErrorKind::BrokenPipe),
@@ -897,4 +907,48 @@ async fn tcp_peer_reset_surfaces_on_write() {
         "{err:?}"
     );
     assert!(stream.is_broken());
+}
+
+// ---- split-point independence -------------------------------------------
+
+/// Reads `wire` with a mix of scans and reads and records what came out.
+async fn transcript(chunks: Vec<Vec<u8>>, block: usize) -> Vec<Option<Vec<u8>>> {
+    let mut stream = Stream::with_options(Mock::reading(chunks), options(block, 64));
+    let mut out = Vec::new();
+    let take = |r: io::Result<Option<Bytes>>| r.unwrap().map(|b| b.to_vec());
+    out.push(take(stream.gets(1024).await));
+    out.push(take(stream.read_until(b"\r\n\r\n", 1024).await));
+    out.push(take(stream.read_until_inclusive(b"--sep--", 1024).await));
+    out.push(take(stream.read(3).await));
+    out.push(take(stream.discard_until(b"==", 1024).await).map(|b| b[b.len() - 2..].to_vec()));
+    out.push(take(stream.gets(4).await));
+    out.push(Some(stream.read_to_end().await.unwrap().to_vec()));
+    out
+}
+
+#[tokio::test]
+async fn scans_do_not_depend_on_split_points() {
+    let wire = b"line one\nhead: a\r\nb: c\r\n\r\nbody--sep--abcjunk junk==long line\nend";
+    let whole = transcript(vec![wire.to_vec()], 64 * 1024).await;
+    assert_eq!(whole[0].as_deref(), Some(&b"line one\n"[..]));
+    assert_eq!(whole[1].as_deref(), Some(&b"head: a\r\nb: c"[..]));
+    assert_eq!(whole[2].as_deref(), Some(&b"body--sep--"[..]));
+    assert_eq!(whole[3].as_deref(), Some(&b"abc"[..]));
+    assert_eq!(whole[4].as_deref(), Some(&b"=="[..]));
+    assert_eq!(whole[5].as_deref(), Some(&b"long"[..]));
+    assert_eq!(whole[6].as_deref(), Some(&b" line\nend"[..]));
+    // One byte at a time.
+    let bytes: Vec<Vec<u8>> = wire.iter().map(|&b| vec![b]).collect();
+    assert_eq!(transcript(bytes, 1).await, whole);
+    // Split at every offset, with small and large blocks.
+    for split in 1..wire.len() {
+        for block in [1, 5, 64 * 1024] {
+            let chunks = vec![wire[..split].to_vec(), wire[split..].to_vec()];
+            assert_eq!(
+                transcript(chunks, block).await,
+                whole,
+                "split {split} block {block}"
+            );
+        }
+    }
 }

@@ -256,8 +256,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     ///
     /// An error while flushing pending data or shutting down is returned,
     /// so unsent data is never reported as sent; the stream is closed
-    /// regardless. A stream already [broken](Self::is_broken) reported its
-    /// error earlier and closes without one.
+    /// regardless. Bytes buffered after [`close_write`](Self::close_write)
+    /// make it fail with [`BrokenPipe`](io::ErrorKind::BrokenPipe). A
+    /// stream already [broken](Self::is_broken) reported its error earlier
+    /// and closes without one.
     ///
     /// # Cancel safety
     ///
@@ -267,8 +269,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         if self.closed {
             return Ok(());
         }
-        let result = if self.broken || self.write_closed {
+        let result = if self.broken {
             Ok(())
+        } else if self.write_closed {
+            // Bytes buffered after `close_write` can never be sent.
+            if self.pending_write_len() > 0 {
+                Err(write_closed_error())
+            } else {
+                Ok(())
+            }
         } else {
             match poll_fn(|cx| self.poll_flush_all(cx)).await {
                 Ok(()) => match poll_fn(|cx| Pin::new(&mut self.io).poll_shutdown(cx)).await {

@@ -6,6 +6,8 @@
 //! curl http://127.0.0.1:3000/hello/world
 //! curl -d 'some text' http://127.0.0.1:3000/count
 //! curl http://127.0.0.1:3000/stream
+//! curl -N http://127.0.0.1:3000/ticks
+//! curl -d 'echo me' http://127.0.0.1:3000/echo
 //! ```
 
 use axum::body::Body;
@@ -13,10 +15,12 @@ use axum::extract::Path;
 use axum::routing::{get, post};
 use axum::Router;
 use ringstream::server::Server;
+use ringstream::sse::{Broadcaster, Event, OverflowPolicy};
 use ringstream::ResponseStream;
 
-/// The application: plain axum handlers, plus a ringstream `ResponseStream`
-/// used as an axum body.
+/// The application: plain axum handlers, plus ringstream's bodies used as
+/// axum bodies: a `ResponseStream` page, an SSE `EventStream`, and the
+/// request's own `Incoming` body streamed back.
 pub fn router() -> Router {
     Router::new()
         .route(
@@ -36,6 +40,24 @@ pub fn router() -> Router {
                 }
                 Body::new(page)
             }),
+        )
+        .route(
+            "/ticks",
+            get(|| async {
+                let events = Broadcaster::new(8, OverflowPolicy::DropOldest);
+                let stream = events.subscribe(None);
+                for i in 1..=3 {
+                    events.send(Event::new().id(i.to_string()).data(format!("tick {i}")));
+                }
+                // Dropping the last broadcaster ends the stream after the
+                // queued events.
+                drop(events);
+                ([("content-type", "text/event-stream")], Body::new(stream))
+            }),
+        )
+        .route(
+            "/echo",
+            post(|request: axum::extract::Request| async move { Body::new(request.into_body()) }),
         )
 }
 

@@ -3,7 +3,6 @@
 //! Run with `cargo run --example hello`, then `curl http://127.0.0.1:3000/`.
 
 use std::convert::Infallible;
-use std::fmt::Write as _;
 
 use ringstream::server::{service_fn, Server};
 use ringstream::{Incoming, ResponseStream};

@@ -111,6 +111,27 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     Ok(bytes.round() as usize)
 }
 
+/// CPU time consumed so far by the calling thread (`CLOCK_THREAD_CPUTIME_ID`),
+/// or zero if the clock is unavailable. Unlike wall time it does not count
+/// time the thread spent descheduled, so it stays comparable across sizes
+/// when other processes share the cores; the clock read is a system call
+/// (well under a microsecond).
+pub fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable `timespec` that outlives the call,
+    // and `clock_gettime` writes only to it.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
+    let nanos = u32::try_from(ts.tv_nsec).unwrap_or(0);
+    Duration::new(secs, nanos)
+}
+
 /// Timings of repeated runs of one variant.
 #[derive(Debug, Clone, Default)]
 pub struct Samples {
@@ -197,6 +218,16 @@ mod tests {
         assert_eq!(parse_size("2KB"), Ok(2000));
         assert!(parse_size("4 parsecs").is_err());
         assert!(parse_size("").is_err());
+    }
+
+    #[test]
+    fn thread_cpu_time_advances_with_work() {
+        let t0 = thread_cpu_time();
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = std::hint::black_box(x.wrapping_add(i));
+        }
+        assert!(thread_cpu_time() > t0);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use anyhow::{bail, Context as _};
 use ringstream_core::RingBuffer;
 use serde_json::json;
 
-use super::{time_box, Common};
+use super::{median, thread_cpu_time, time_box, Common};
 use crate::emulate::{ExactGrowthCbuf, StreamString, VecDrain};
 use crate::report::{self, Chart, Row, Series};
 
@@ -273,7 +273,13 @@ fn measure(v: &Variant, size: usize, common: &Common) -> Row {
     (v.run_once)(size);
     let counted = crate::alloc::snapshot();
     let budget = Duration::from_secs_f64(common.budget.max(0.0));
-    let samples = time_box(common.runs, budget, || (v.run_once)(size));
+    let mut cpu = Vec::new();
+    let samples = time_box(common.runs, budget, || {
+        let c0 = thread_cpu_time();
+        let timings = (v.run_once)(size);
+        cpu.push((thread_cpu_time() - c0).as_secs_f64());
+        timings
+    });
     let drain = samples.median_phase();
     Row {
         scenario: NAME.into(),
@@ -288,10 +294,18 @@ fn measure(v: &Variant, size: usize, common: &Common) -> Row {
         extra: vec![
             ("runs".into(), json!(samples.total.len())),
             ("min_seconds".into(), json!(samples.min_total())),
-            ("live_heap_after".into(), json!(counted.live_above_baseline())),
+            ("cpu_seconds".into(), json!(median(&cpu))),
+            (
+                "live_heap_after".into(),
+                json!(counted.live_above_baseline()),
+            ),
             (
                 "drain_gbps".into(),
-                json!(if drain > 0.0 { size as f64 / drain / 1e9 } else { 0.0 }),
+                json!(if drain > 0.0 {
+                    size as f64 / drain / 1e9
+                } else {
+                    0.0
+                }),
             ),
         ],
     }
@@ -348,8 +362,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         summarise_sweep(&rows, common);
         let chart = sweep_chart(&rows);
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         std::fs::write(path, chart.to_svg())
             .with_context(|| format!("writing {}", path.display()))?;
@@ -380,7 +393,8 @@ fn output(rows: &[Row], common: &Common) {
 }
 
 fn find<'a>(rows: &'a [Row], variant: &str, size: usize) -> Option<&'a Row> {
-    rows.iter().find(|r| r.variant == variant && r.bytes == size)
+    rows.iter()
+        .find(|r| r.variant == variant && r.bytes == size)
 }
 
 /// Prints how `ring` compares at one size.
@@ -394,10 +408,19 @@ fn summarise(rows: &[Row]) {
             (Some(a), Some(b)) if a > 0.0 => report::format_ratio(b / a),
             _ => "-".into(),
         };
+        let cpu = match (
+            extra_f64(ring, "cpu_seconds"),
+            extra_f64(other, "cpu_seconds"),
+        ) {
+            (Some(a), Some(b)) if a > 0.0 => report::format_ratio(b / a),
+            _ => "-".into(),
+        };
         println!(
-            "ring vs {}: build+drain {} faster, drain {} faster, allocator calls {} vs {}",
+            "ring vs {}: build+drain {} faster ({} by CPU time), drain {} faster, \
+             allocator calls {} vs {}",
             other.variant,
             report::format_ratio(other.seconds / ring.seconds),
+            cpu,
             drain,
             ring.allocations + ring.reallocations,
             other.allocations + other.reallocations,
@@ -405,7 +428,16 @@ fn summarise(rows: &[Row]) {
     }
 }
 
-/// Prints how `ring`'s time scales over the sweep.
+/// An extra numeric key of a row.
+fn extra_f64(row: &Row, key: &str) -> Option<f64> {
+    row.extra
+        .iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, v)| v.as_f64())
+}
+
+/// Prints how `ring`'s time scales over the sweep, by wall-clock median,
+/// fastest run and thread CPU time.
 fn summarise_sweep(rows: &[Row], common: &Common) {
     if common.json {
         return;
@@ -414,17 +446,16 @@ fn summarise_sweep(rows: &[Row], common: &Common) {
         find(rows, "ring", 40 * 1024),
         find(rows, "ring", 4 * 1024 * 1024),
     ) {
-        let min = |r: &Row| {
-            r.extra
-                .iter()
-                .find(|(k, _)| k == "min_seconds")
-                .and_then(|(_, v)| v.as_f64())
-                .unwrap_or(r.seconds)
+        let ratio = |key: &str| match (extra_f64(b, key), extra_f64(a, key)) {
+            (Some(x), Some(y)) if y > 0.0 => report::format_ratio(x / y),
+            _ => "-".into(),
         };
         println!(
-            "\nring: 40 KiB -> 4 MiB (x102.4 bytes) takes {} the time (median), {} (fastest run)",
+            "\nring: 40 KiB -> 4 MiB (x102.4 bytes) takes {} the time \
+             (wall median), {} (fastest run), {} (CPU median)",
             report::format_ratio(b.seconds / a.seconds),
-            report::format_ratio(min(b) / min(a)),
+            ratio("min_seconds"),
+            ratio("cpu_seconds"),
         );
     }
 }

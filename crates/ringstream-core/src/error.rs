@@ -54,7 +54,7 @@ pub enum Error {
     MissingHost,
     /// More than one `Host` field (RFC 9112 §3.2).
     DuplicateHost,
-    /// The `Host` value is not a valid uri-host[:port] (RFC 9110 §7.2).
+    /// The `Host` value is not a valid `uri-host[:port]` (RFC 9110 §7.2).
     InvalidHost,
     // ---- body framing -------------------------------------------------
     /// `Content-Length` is not 1*DIGIT, overflows, or lists differing

@@ -144,7 +144,7 @@ pub fn format_seconds(s: f64) -> String {
     } else {
         (s * 1e9, "ns")
     };
-    if v >= 100.0 {
+    if v >= 100.0 || (v - v.round()).abs() < 1e-9 {
         format!("{v:.0} {unit}")
     } else if v >= 10.0 {
         format!("{v:.1} {unit}")

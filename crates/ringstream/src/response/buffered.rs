@@ -29,8 +29,11 @@ impl Buffered {
     /// Appends `data` whole, growing by the policy of [`next_capacity`].
     ///
     /// Fails only once the body has been handed to the connection.
+    #[inline]
     pub(super) fn append(&mut self, data: &[u8]) -> io::Result<()> {
-        let ring = self.ring.as_mut().ok_or_else(already_sent)?;
+        let Some(ring) = self.ring.as_mut() else {
+            return Err(already_sent());
+        };
         if data.len() > ring.room() {
             let needed = ring.len().saturating_add(data.len());
             let target = next_capacity(ring.capacity(), needed);
@@ -87,6 +90,7 @@ fn next_capacity(capacity: usize, needed: usize) -> usize {
 }
 
 /// The error for a write after the body went to the connection.
+#[cold]
 fn already_sent() -> io::Error {
     io::Error::other("response body already handed to the connection")
 }

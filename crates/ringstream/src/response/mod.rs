@@ -239,6 +239,7 @@ impl ResponseStream {
     /// body.append(b"<html>").unwrap();
     /// assert_eq!(body.len(), 6);
     /// ```
+    #[inline]
     pub fn append(&mut self, data: &[u8]) -> io::Result<()> {
         match &mut self.kind {
             Kind::Buffered(b) => b.append(data),
@@ -383,6 +384,7 @@ impl io::Write for ResponseStream {
 impl fmt::Write for ResponseStream {
     /// Appends `s` to a buffered body; fails on a streaming body or once
     /// the body has been sent.
+    #[inline]
     fn write_str(&mut self, s: &str) -> fmt::Result {
         self.append(s.as_bytes()).map_err(|_| fmt::Error)
     }

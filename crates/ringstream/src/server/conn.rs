@@ -38,6 +38,11 @@ use crate::stream::Stream;
 /// How long a closing connection keeps reading what the client still sends.
 const LINGER_TIME: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// Response body frames up to this size (bytes) are copied into the write
+/// buffer and coalesced; larger ones go out as vectored writes of their own
+/// `Bytes`, never copied.
+const SMALL_FRAME: usize = 4 * 1024;
+
 /// Most header fields a request may carry, whatever the configured limit.
 const FIELD_SLOTS: usize = 128;
 
@@ -496,6 +501,13 @@ where
             if let Err(BodyFailure(e)) = pump.poll(stream, cx) {
                 return Poll::Ready(Err(e));
             }
+            if stream.pending_write() >= stream.options().minimum_write_size {
+                match stream.poll_flush_buffer(cx) {
+                    Poll::Ready(Ok(())) => {}
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(Error::Io(e))),
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
             if let Some(frame) = &mut writer.pending {
                 match frame.poll_write(stream, cx) {
                     Poll::Ready(Ok(())) => writer.pending = None,
@@ -533,7 +545,7 @@ where
                 Ok(Poll::Ready(Some(Ok(frame)))) => match frame.into_data() {
                     Ok(mut data) => {
                         let data = data.copy_to_bytes(data.remaining());
-                        if let Err(e) = writer.data(data) {
+                        if let Err(e) = writer.data(data, stream) {
                             return Poll::Ready(Err(e));
                         }
                     }
@@ -744,7 +756,13 @@ impl BodyWriter {
         !matches!(self.framing, ResponseFraming::NoBody { .. })
     }
 
-    fn data(&mut self, data: Bytes) -> Result<(), Error> {
+    /// Take one data frame: a small one is copied into the stream's write
+    /// buffer (coalescing many small frames into one write), a large one
+    /// is queued to go out as a vectored write of its own `Bytes`.
+    fn data<T>(&mut self, data: Bytes, stream: &mut Stream<T>) -> Result<(), Error>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
         if data.is_empty() {
             return Ok(());
         }
@@ -753,14 +771,24 @@ impl BodyWriter {
         }
         self.sent += data.len() as u64;
         let chunked = matches!(self.framing, ResponseFraming::Chunked);
+        let prefix = if chunked {
+            ChunkedEncoder::new().chunk_prefix(data.len() as u64)
+        } else {
+            None
+        };
+        let suffix: &'static [u8] = if chunked { ChunkedEncoder::CRLF } else { b"" };
+        if data.len() <= SMALL_FRAME {
+            if let Some(prefix) = &prefix {
+                stream.buffer_write(prefix.as_bytes());
+            }
+            stream.buffer_write(&data);
+            stream.buffer_write(suffix);
+            return Ok(());
+        }
         self.pending = Some(PendingFrame {
-            prefix: if chunked {
-                ChunkedEncoder::new().chunk_prefix(data.len() as u64)
-            } else {
-                None
-            },
+            prefix,
             data,
-            suffix: if chunked { ChunkedEncoder::CRLF } else { b"" },
+            suffix,
             written: 0,
         });
         Ok(())
@@ -837,9 +865,7 @@ impl PendingFrame {
             if count == 0 {
                 return Poll::Ready(Ok(()));
             }
-            let n = std::task::ready!(
-                Pin::new(&mut *stream).poll_write_vectored(cx, &slices[..count])
-            )?;
+            let n = std::task::ready!(stream.poll_write_unbuffered(cx, &slices[..count]))?;
             if n == 0 {
                 if stream.pending_write() > 0 {
                     continue;

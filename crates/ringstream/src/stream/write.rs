@@ -65,6 +65,35 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
             }
             return Poll::Ready(Ok(total));
         }
+        self.poll_write_unbuffered(cx, bufs)
+    }
+
+    /// Writes the pending write buffer and then `bufs` in one vectored
+    /// write on the transport, now, whatever their size: `bufs` are never
+    /// copied into the write buffer. The count returned refers to the bytes
+    /// of `bufs` only, and is non-zero only once the write buffer has been
+    /// sent completely.
+    ///
+    /// This is how a framing layer sends large body pieces (`Bytes` it
+    /// does not want copied) behind a head it buffered with
+    /// [`buffer_write`](Self::buffer_write).
+    ///
+    /// # Errors
+    ///
+    /// A transport error marks the stream [broken](Self::is_broken); a
+    /// transport that accepts nothing is [`io::ErrorKind::WriteZero`].
+    pub fn poll_write_unbuffered(
+        &mut self,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.check_writable()?;
+        let total = bufs
+            .iter()
+            .fold(0usize, |sum, b| sum.saturating_add(b.len()));
+        if total == 0 {
+            return Poll::Ready(Ok(0));
+        }
         loop {
             let pending = self.write_buf.get(self.write_pos..).unwrap_or_default();
             let pending_len = pending.len();

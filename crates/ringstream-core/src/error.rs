@@ -151,9 +151,7 @@ impl Error {
             Error::TransferEncodingOnHttp10 => "transfer-encoding on http/1.0",
             Error::InvalidTransferEncoding => "invalid transfer-encoding",
             Error::UnknownTransferCoding => "unknown transfer coding",
-            Error::ContentLengthWithTransferEncoding => {
-                "both content-length and transfer-encoding"
-            }
+            Error::ContentLengthWithTransferEncoding => "both content-length and transfer-encoding",
             Error::BodyTooLarge => "body too large",
             Error::InvalidChunkSize => "invalid chunk size",
             Error::ChunkSizeOverflow => "chunk size overflow",

@@ -1171,6 +1171,9 @@ fn shrinking_field_storage_after_the_head_is_refused() {
     assert!(parse_with(&mut parser, &wire, 8).unwrap().is_some());
     assert_eq!(parse_with(&mut parser, &wire, 2), Err(Error::TooManyFields));
     let mut parser = HeadParser::new(Limits::DEFAULT);
-    assert_eq!(parse_with(&mut parser, &wire[..wire.len() - 1], 8), Ok(None));
+    assert_eq!(
+        parse_with(&mut parser, &wire[..wire.len() - 1], 8),
+        Ok(None)
+    );
     assert_eq!(parse_with(&mut parser, &wire, 2), Err(Error::TooManyFields));
 }

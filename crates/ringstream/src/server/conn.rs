@@ -77,7 +77,8 @@ struct BodyPump {
     continue_due: bool,
     /// The body has been read to its end.
     complete: bool,
-    timer: Pin<Box<Sleep>>,
+    /// The per-read body timeout, made on the first read that waits.
+    timer: Option<Pin<Box<Sleep>>>,
     timer_armed: bool,
     timeout: std::time::Duration,
 }
@@ -403,7 +404,7 @@ where
             decoder,
             continue_due: spans.expect_continue,
             complete: spans.framing.is_empty(),
-            timer: Box::pin(sleep_until(tokio::time::Instant::now())),
+            timer: None,
             timer_armed: false,
             timeout: self.config.body_read_timeout,
         };
@@ -661,12 +662,15 @@ impl BodyPump {
         }
         match poll_body(stream, &mut self.decoder, cx) {
             Poll::Pending => {
+                let deadline = tokio::time::Instant::now() + self.timeout;
+                let timer = self
+                    .timer
+                    .get_or_insert_with(|| Box::pin(sleep_until(deadline)));
                 if !self.timer_armed {
-                    let deadline = tokio::time::Instant::now() + self.timeout;
-                    self.timer.as_mut().reset(deadline);
+                    timer.as_mut().reset(deadline);
                     self.timer_armed = true;
                 }
-                if self.timer.as_mut().poll(cx).is_ready() {
+                if timer.as_mut().poll(cx).is_ready() {
                     let failure = Error::TimedOut("request body read");
                     sender.shared.put(Err(Error::TimedOut("request body read")));
                     self.sender = None;

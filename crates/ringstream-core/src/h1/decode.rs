@@ -29,7 +29,7 @@
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use crate::h1::BodyFraming;
+use crate::h1::{is_tchar, BodyFraming};
 use crate::{Error, Limits};
 
 /// The result of one decode step over an input slice.
@@ -933,31 +933,6 @@ const fn hex_value(b: u8) -> Option<u8> {
         b'A'..=b'F' => Some(b - b'A' + 10),
         _ => None,
     }
-}
-
-/// `tchar` (RFC 9110 §5.6.2).
-#[inline]
-pub(crate) const fn is_tchar(b: u8) -> bool {
-    matches!(
-        b,
-        b'!' | b'#'
-            | b'$'
-            | b'%'
-            | b'&'
-            | b'\''
-            | b'*'
-            | b'+'
-            | b'-'
-            | b'.'
-            | b'^'
-            | b'_'
-            | b'`'
-            | b'|'
-            | b'~'
-            | b'0'..=b'9'
-            | b'a'..=b'z'
-            | b'A'..=b'Z'
-    )
 }
 
 /// `VCHAR / obs-text`: a byte allowed inside a field value (RFC 9110 §5.5).

@@ -9,7 +9,8 @@
 
 use alloc::vec::Vec;
 
-use crate::h1::decode::{is_field_vchar, is_forbidden_trailer, is_tchar, is_ws};
+use crate::h1::decode::{is_field_vchar, is_forbidden_trailer, is_ws};
+use crate::h1::is_tchar;
 use crate::h1::Version;
 use crate::Error;
 

@@ -975,24 +975,7 @@ static TCHAR: [bool; 256] = {
     let mut i = 0;
     while i < 256 {
         let b = i as u8;
-        t[i] = b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'!' | b'#'
-                    | b'$'
-                    | b'%'
-                    | b'&'
-                    | b'\''
-                    | b'*'
-                    | b'+'
-                    | b'-'
-                    | b'.'
-                    | b'^'
-                    | b'_'
-                    | b'`'
-                    | b'|'
-                    | b'~'
-            );
+        t[i] = super::is_tchar(b);
         i += 1;
     }
     t

@@ -71,3 +71,28 @@ impl BodyFraming {
         matches!(self, BodyFraming::None | BodyFraming::Length(0))
     }
 }
+
+/// `tchar` (RFC 9110 §5.6.2).
+#[inline]
+pub(crate) const fn is_tchar(b: u8) -> bool {
+    matches!(
+        b,
+        b'!' | b'#'
+            | b'$'
+            | b'%'
+            | b'&'
+            | b'\''
+            | b'*'
+            | b'+'
+            | b'-'
+            | b'.'
+            | b'^'
+            | b'_'
+            | b'`'
+            | b'|'
+            | b'~'
+            | b'0'..=b'9'
+            | b'a'..=b'z'
+            | b'A'..=b'Z'
+    )
+}

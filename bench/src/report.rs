@@ -99,11 +99,18 @@ pub fn print_table(rows: &[Row], reference: &str) {
             row.peak_heap_bytes.to_string(),
         ]);
     }
-    let widths: Vec<usize> = (0..header.len())
+    print_grid(&table);
+}
+
+/// Prints `table` (its first row is the header) with aligned columns: the
+/// first left-aligned, the others right-aligned, a rule under the header.
+pub fn print_grid(table: &[Vec<String>]) {
+    let columns = table.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..columns)
         .map(|c| {
             table
                 .iter()
-                .map(|r| r[c].chars().count())
+                .map(|r| r.get(c).map_or(0, |cell| cell.chars().count()))
                 .max()
                 .unwrap_or(0)
         })
@@ -111,10 +118,11 @@ pub fn print_table(rows: &[Row], reference: &str) {
     for (i, line) in table.iter().enumerate() {
         let mut out = String::new();
         for (c, cell) in line.iter().enumerate() {
+            let w = widths.get(c).copied().unwrap_or(0);
             if c == 0 {
-                let _ = write!(out, "{cell:<w$}", w = widths[c]);
+                let _ = write!(out, "{cell:<w$}");
             } else {
-                let _ = write!(out, "  {cell:>w$}", w = widths[c]);
+                let _ = write!(out, "  {cell:>w$}");
             }
         }
         println!("{}", out.trim_end());

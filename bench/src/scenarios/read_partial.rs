@@ -313,29 +313,7 @@ fn print_table(rows: &[Row]) {
             extra("live_heap_after").to_string(),
         ]);
     }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| {
-            table
-                .iter()
-                .map(|r| r[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for (i, line) in table.iter().enumerate() {
-        let mut out = String::new();
-        for (c, cell) in line.iter().enumerate() {
-            if c == 0 {
-                out.push_str(&format!("{cell:<w$}", w = widths[c]));
-            } else {
-                out.push_str(&format!("  {cell:>w$}", w = widths[c]));
-            }
-        }
-        println!("{}", out.trim_end());
-        if i == 0 {
-            println!("{}", "-".repeat(out.trim_end().chars().count()));
-        }
-    }
+    crate::report::print_grid(&table);
 }
 
 /// Checks the `ringstream` row against its targets: peak heap at most two

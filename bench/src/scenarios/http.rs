@@ -37,6 +37,17 @@ pub struct Args {
         default_value = "/bytes/40960,/api/livedata"
     )]
     pub paths: Vec<String>,
+    /// CPUs for the servers (taskset list); `none` to not pin.
+    #[arg(long, default_value = "0")]
+    pub server_cpus: String,
+    /// CPUs for wrk (taskset list); `none` to not pin.
+    #[arg(long, default_value = "1")]
+    pub wrk_cpus: String,
+}
+
+/// `None` for the word `none`, else the CPU list.
+pub fn cpus(list: &str) -> Option<&str> {
+    (list != "none").then_some(list)
 }
 
 /// Make sure wrk is there, installing Debian's package if it is not.
@@ -60,7 +71,7 @@ pub fn ensure_wrk() -> anyhow::Result<()> {
 
 fn wrk(server: &ServerProcess, path: &str, connections: usize, args: &Args) -> anyhow::Result<f64> {
     let url = format!("http://{}{}", server.addr, path);
-    let out = Command::new("wrk")
+    let out = super::servers::pinned(std::path::Path::new("wrk"), cpus(&args.wrk_cpus))
         .args([
             "-t",
             &args.wrk_threads.min(connections).to_string(),
@@ -86,8 +97,8 @@ fn wrk(server: &ServerProcess, path: &str, connections: usize, args: &Args) -> a
 /// Run the scenario.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     ensure_wrk()?;
-    let ringstream = start_ringstream(args.workers)?;
-    let hyper = start_hyper(args.workers)?;
+    let ringstream = start_ringstream(args.workers, cpus(&args.server_cpus))?;
+    let hyper = start_hyper(args.workers, cpus(&args.server_cpus))?;
     let mut rows = Vec::new();
     for path in &args.paths {
         for &connections in &args.connections {
@@ -151,5 +162,7 @@ fn clone_args(args: &Args) -> Args {
         wrk_threads: args.wrk_threads,
         connections: args.connections.clone(),
         paths: args.paths.clone(),
+        server_cpus: args.server_cpus.clone(),
+        wrk_cpus: args.wrk_cpus.clone(),
     }
 }

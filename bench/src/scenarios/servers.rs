@@ -80,11 +80,25 @@ fn sibling(name: &str) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
+/// The command to run `program` with: under `taskset -c CPUS` when `cpus`
+/// is given (so that server and load generator do not trade cores between
+/// runs), else directly.
+pub fn pinned(program: &std::path::Path, cpus: Option<&str>) -> Command {
+    match cpus {
+        Some(cpus) => {
+            let mut cmd = Command::new("taskset");
+            cmd.args(["-c", cpus]).arg(program);
+            cmd
+        }
+        None => Command::new(program),
+    }
+}
+
 /// Start `ringstream serve` (the binary next to this one) with `workers`
-/// runtime threads.
-pub fn start_ringstream(workers: usize) -> anyhow::Result<ServerProcess> {
+/// runtime threads, on `cpus` if given.
+pub fn start_ringstream(workers: usize, cpus: Option<&str>) -> anyhow::Result<ServerProcess> {
     let addr = free_port()?;
-    let child = Command::new(sibling("ringstream")?)
+    let child = pinned(&sibling("ringstream")?, cpus)
         .args([
             "serve",
             "--addr",
@@ -104,10 +118,11 @@ pub fn start_ringstream(workers: usize) -> anyhow::Result<ServerProcess> {
     })
 }
 
-/// Start the hyper peer with `workers` runtime threads.
-pub fn start_hyper(workers: usize) -> anyhow::Result<ServerProcess> {
+/// Start the hyper peer with `workers` runtime threads, on `cpus` if
+/// given.
+pub fn start_hyper(workers: usize, cpus: Option<&str>) -> anyhow::Result<ServerProcess> {
     let addr = free_port()?;
-    let child = Command::new(std::env::current_exe()?)
+    let child = pinned(&std::env::current_exe()?, cpus)
         .args([
             "hyper-peer",
             "--addr",

@@ -28,6 +28,29 @@ pub struct Args {
     /// the chunked upload).
     #[arg(long, default_value_t = 64 * 1024)]
     pub write_size: usize,
+    /// CPUs for the servers (taskset list; the client runs on the others);
+    /// `none` to not pin.
+    #[arg(long, default_value = "0")]
+    pub server_cpus: String,
+    /// CPU the uploading client thread runs on; negative to not pin.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub client_cpu: i32,
+}
+
+/// Pin the calling thread to `cpu`.
+fn pin_current_thread(cpu: usize) -> anyhow::Result<()> {
+    // SAFETY: `cpu_set_t` is plain data; CPU_ZERO/CPU_SET write within it,
+    // and sched_setaffinity only reads it for the size we pass.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        bail!("sched_setaffinity: {}", std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// One upload; returns (seconds, bytes the server reported).
@@ -85,7 +108,11 @@ fn upload(
 /// Run the scenario.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let size = args.common.size.unwrap_or(1 << 30) as u64;
-    let servers = [start_ringstream(args.workers)?, start_hyper(args.workers)?];
+    let cpus = super::http::cpus(&args.server_cpus);
+    let servers = [start_ringstream(args.workers, cpus)?, start_hyper(args.workers, cpus)?];
+    if let Ok(cpu) = usize::try_from(args.client_cpu) {
+        pin_current_thread(cpu)?;
+    }
     let mut rows = Vec::new();
     for chunked in [true, false] {
         let framing = if chunked { "chunked" } else { "fixed" };

@@ -246,6 +246,26 @@ impl RingBuffer {
         self.write_slow(src)
     }
 
+    /// Appends all of `src` if it fits after the stored bytes without
+    /// wrapping or growing, and returns `true`; otherwise changes nothing
+    /// and returns `false`. This is the fast path of [`write`](Self::write),
+    /// for callers with their own growth policy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::with_capacity(4);
+    /// assert!(ring.try_write_contiguous(b"abc"));
+    /// assert!(!ring.try_write_contiguous(b"de"));
+    /// assert_eq!(ring.len(), 3);
+    /// ```
+    #[inline]
+    pub fn try_write_contiguous(&mut self, src: &[u8]) -> bool {
+        self.append_contiguous(src)
+    }
+
     /// Moves up to `dst.len()` stored bytes into `dst`, removing them from
     /// the ring, and returns how many were moved. The copy is at most two
     /// `memcpy` calls.

@@ -34,6 +34,9 @@ impl Buffered {
         let Some(ring) = self.ring.as_mut() else {
             return Err(already_sent());
         };
+        if ring.try_write_contiguous(data) {
+            return Ok(());
+        }
         if data.len() > ring.room() {
             let needed = ring.len().saturating_add(data.len());
             let target = next_capacity(ring.capacity(), needed);

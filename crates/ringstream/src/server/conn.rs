@@ -97,6 +97,8 @@ pub(crate) struct Connection<T, S> {
     fields: Vec<(Span, Span)>,
     out: Vec<u8>,
     date: DateCache,
+    /// The idle and head-read deadline of this connection.
+    timer: Pin<Box<Sleep>>,
 }
 
 impl<T, S, B> Connection<T, S>
@@ -124,6 +126,7 @@ where
             fields: Vec::new(),
             out: Vec::with_capacity(512),
             date: DateCache::new(),
+            timer: Box::pin(sleep_until(tokio::time::Instant::now())),
         }
     }
 
@@ -186,29 +189,47 @@ where
     /// Read and validate the next request head.
     async fn read_head(&mut self) -> Result<HeadSpans, HeadOutcome> {
         self.parser.reset();
-        let mut started: Option<tokio::time::Instant> = None;
+        let mut head_started = false;
         loop {
             if !self.stream.buffered().is_empty() {
-                started.get_or_insert_with(tokio::time::Instant::now);
+                if !head_started {
+                    head_started = true;
+                    let deadline = tokio::time::Instant::now() + self.config.head_timeout;
+                    self.timer.as_mut().reset(deadline);
+                }
                 if let Some(spans) = self.try_parse_head()? {
                     return Ok(spans);
                 }
             }
-            let deadline = match started {
-                Some(at) => at + self.config.head_timeout,
-                None => tokio::time::Instant::now() + self.config.idle_timeout,
-            };
-            let idle = started.is_none();
-            let read = {
-                let fill = timeout_at(deadline, self.stream.fill());
-                let mut shutdown = self.shutdown.clone();
-                tokio::select! {
-                    r = fill => r,
-                    _ = shutdown.wait_for(|stop| *stop), if idle => return Err(HeadOutcome::Closed),
+            let idle = !head_started;
+            if idle {
+                // The idle timer is coarse: it is pushed back only once it
+                // has drifted by an eighth of the timeout, so a busy
+                // keep-alive connection rarely touches the timer wheel. An
+                // idle connection is closed after 7/8 to 8/8 of the timeout.
+                let idle_timeout = self.config.idle_timeout;
+                let wanted = tokio::time::Instant::now() + idle_timeout;
+                let current = self.timer.deadline();
+                if current + idle_timeout / 8 < wanted || current > wanted {
+                    self.timer.as_mut().reset(wanted);
                 }
+            }
+            let Connection {
+                stream,
+                timer,
+                shutdown,
+                ..
+            } = self;
+            let read = tokio::select! {
+                biased;
+                read = stream.fill() => read,
+                () = timer.as_mut() => {
+                    return Err(if idle { HeadOutcome::Closed } else { HeadOutcome::Reject(408) });
+                }
+                _ = shutdown.wait_for(|stop| *stop), if idle => return Err(HeadOutcome::Closed),
             };
             match read {
-                Ok(Ok(0)) => {
+                Ok(0) => {
                     // EOF: between requests that is a normal close; inside a
                     // head it is an incomplete request.
                     return Err(if self.stream.buffered().is_empty() {
@@ -217,10 +238,8 @@ where
                         HeadOutcome::Reject(400)
                     });
                 }
-                Ok(Ok(_)) => continue,
-                Ok(Err(_)) => return Err(HeadOutcome::Closed),
-                Err(_elapsed) if idle => return Err(HeadOutcome::Closed),
-                Err(_elapsed) => return Err(HeadOutcome::Reject(408)),
+                Ok(_) => continue,
+                Err(_) => return Err(HeadOutcome::Closed),
             }
         }
     }
@@ -277,7 +296,8 @@ where
 
     /// Serve one request. `Ok(true)`: the connection may carry another.
     async fn exchange(&mut self, spans: HeadSpans) -> Result<bool, Error> {
-        let started = Instant::now();
+        let started = tracing::enabled!(target: "ringstream::access", tracing::Level::INFO)
+            .then(Instant::now);
         let head = self.stream.split_buffered(spans.head_len);
         let request = match self.build_request(&spans, &head) {
             Ok(request) => request,
@@ -388,7 +408,7 @@ where
             %uri,
             status,
             bytes = bytes_sent,
-            micros = started.elapsed().as_micros() as u64,
+            micros = started.map_or(0, |at| at.elapsed().as_micros() as u64),
         );
         Ok(keep_alive)
     }

@@ -31,12 +31,29 @@ impl Buffered {
     /// Fails only once the body has been handed to the connection.
     #[inline]
     pub(super) fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        if self.try_append_fast(data) {
+            return Ok(());
+        }
+        self.append_slow(data)
+    }
+
+    /// The common case of [`append`](Self::append), small enough to inline
+    /// into every `write!` piece: `data` fits after the stored bytes.
+    #[inline(always)]
+    pub(super) fn try_append_fast(&mut self, data: &[u8]) -> bool {
+        match &mut self.ring {
+            Some(ring) => ring.try_write_contiguous(data),
+            None => false,
+        }
+    }
+
+    /// Growth (or the error once sent), kept out of line so the fast path
+    /// stays a few instructions.
+    #[inline(never)]
+    fn append_slow(&mut self, data: &[u8]) -> io::Result<()> {
         let Some(ring) = self.ring.as_mut() else {
             return Err(already_sent());
         };
-        if ring.try_write_contiguous(data) {
-            return Ok(());
-        }
         if data.len() > ring.room() {
             let needed = ring.len().saturating_add(data.len());
             let target = next_capacity(ring.capacity(), needed);

@@ -386,7 +386,21 @@ impl fmt::Write for ResponseStream {
     /// the body has been sent.
     #[inline]
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.append(s.as_bytes()).map_err(|_| fmt::Error)
+        if let Kind::Buffered(b) = &mut self.kind {
+            if b.try_append_fast(s.as_bytes()) {
+                return Ok(());
+            }
+        }
+        self.append_out_of_line(s.as_bytes())
+    }
+}
+
+impl ResponseStream {
+    /// The slow path of `fmt::Write`: growth, a streaming body, or a body
+    /// already sent.
+    #[inline(never)]
+    fn append_out_of_line(&mut self, data: &[u8]) -> fmt::Result {
+        self.append(data).map_err(|_| fmt::Error)
     }
 }
 

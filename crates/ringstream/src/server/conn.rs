@@ -192,13 +192,16 @@ where
         let mut head_started = false;
         loop {
             if !self.stream.buffered().is_empty() {
+                if let Some(spans) = self.try_parse_head()? {
+                    return Ok(spans);
+                }
+                // Part of a head: from now on the head timeout applies
+                // (set only here, so a head that arrives whole costs no
+                // timer update).
                 if !head_started {
                     head_started = true;
                     let deadline = tokio::time::Instant::now() + self.config.head_timeout;
                     self.timer.as_mut().reset(deadline);
-                }
-                if let Some(spans) = self.try_parse_head()? {
-                    return Ok(spans);
                 }
             }
             let idle = !head_started;

@@ -17,7 +17,7 @@ use anyhow::{bail, Context as _};
 use ringstream_core::RingBuffer;
 use serde_json::json;
 
-use super::{median, thread_cpu_time, time_box, Common};
+use super::{median, thread_cpu_time, Common, Samples};
 use crate::emulate::{ExactGrowthCbuf, StreamString, VecDrain};
 use crate::report::{self, Chart, Row, Series};
 
@@ -266,20 +266,11 @@ const VARIANTS: [Variant; 4] = [
     },
 ];
 
-/// Measures one variant at one size: counted run first (also a warm-up),
-/// then time-boxed runs.
-fn measure(v: &Variant, size: usize, common: &Common) -> Row {
-    crate::alloc::reset();
-    (v.run_once)(size);
-    let counted = crate::alloc::snapshot();
-    let budget = Duration::from_secs_f64(common.budget.max(0.0));
-    let mut cpu = Vec::new();
-    let samples = time_box(common.runs, budget, || {
-        let c0 = thread_cpu_time();
-        let timings = (v.run_once)(size);
-        cpu.push((thread_cpu_time() - c0).as_secs_f64());
-        timings
-    });
+/// How long each variant runs before any is measured.
+const WARM_UP: Duration = Duration::from_millis(200);
+
+/// The row of one variant from its counted run, timings and CPU times.
+fn row(v: &Variant, size: usize, counted: &crate::alloc::Snapshot, samples: &Samples, cpu: &[f64]) -> Row {
     let drain = samples.median_phase();
     Row {
         scenario: NAME.into(),
@@ -294,7 +285,7 @@ fn measure(v: &Variant, size: usize, common: &Common) -> Row {
         extra: vec![
             ("runs".into(), json!(samples.total.len())),
             ("min_seconds".into(), json!(samples.min_total())),
-            ("cpu_seconds".into(), json!(median(&cpu))),
+            ("cpu_seconds".into(), json!(median(cpu))),
             (
                 "live_heap_after".into(),
                 json!(counted.live_above_baseline()),
@@ -313,8 +304,15 @@ fn measure(v: &Variant, size: usize, common: &Common) -> Row {
 
 /// Measures every variant at `size`, skipping (with a note on stderr in
 /// JSON mode, stdout otherwise) those above their limit.
+///
+/// Each variant first makes one counted run (its allocations), then all
+/// are warmed up, then they run interleaved — one run of each per round —
+/// so that a change in the machine's load during the measurement affects
+/// every variant alike. Rounds go on until `--runs` rounds were made and
+/// `--budget` seconds per variant have passed (or, for slow variants, at
+/// least 3 rounds and five times that).
 fn measure_all(size: usize, common: &Common, only: &[String]) -> Vec<Row> {
-    let mut rows = Vec::new();
+    let mut chosen = Vec::new();
     for v in VARIANTS
         .iter()
         .filter(|v| only.is_empty() || only.iter().any(|o| o == v.name))
@@ -335,9 +333,49 @@ fn measure_all(size: usize, common: &Common, only: &[String]) -> Vec<Row> {
                 continue;
             }
         }
-        rows.push(measure(v, size, common));
+        chosen.push(v);
     }
-    rows
+    let counted: Vec<_> = chosen
+        .iter()
+        .map(|v| {
+            crate::alloc::reset();
+            (v.run_once)(size);
+            crate::alloc::snapshot()
+        })
+        .collect();
+    for v in &chosen {
+        let start = Instant::now();
+        while start.elapsed() < WARM_UP {
+            (v.run_once)(size);
+        }
+    }
+    let budget = Duration::from_secs_f64(common.budget.max(0.0)).saturating_mul(chosen.len() as u32);
+    let mut samples = vec![Samples::default(); chosen.len()];
+    let mut cpu = vec![Vec::new(); chosen.len()];
+    let start = Instant::now();
+    let mut rounds = 0usize;
+    while !chosen.is_empty() {
+        for (i, v) in chosen.iter().enumerate() {
+            let c0 = thread_cpu_time();
+            let (total, phase) = (v.run_once)(size);
+            cpu[i].push((thread_cpu_time() - c0).as_secs_f64());
+            samples[i].total.push(total.as_secs_f64());
+            samples[i].phase.push(phase.as_secs_f64());
+        }
+        rounds += 1;
+        let elapsed = start.elapsed();
+        if rounds >= 100_000
+            || (rounds >= common.runs && elapsed >= budget)
+            || (rounds >= 3 && elapsed >= budget.saturating_mul(5))
+        {
+            break;
+        }
+    }
+    chosen
+        .iter()
+        .enumerate()
+        .map(|(i, v)| row(v, size, &counted[i], &samples[i], &cpu[i]))
+        .collect()
 }
 
 /// Runs the scenario.

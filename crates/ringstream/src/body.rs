@@ -473,8 +473,20 @@ impl Shared {
         self.lock().dropped
     }
 
+    /// Hand a piece of data (or the end, or an error) to the body, from the
+    /// task polling `cx`. The body's task is woken unless it is that same
+    /// task: the connection polls the body again right after handing data
+    /// over, so waking itself would only schedule a redundant poll.
+    pub(crate) fn put_from(&self, item: Result<Pulled, Error>, cx: &Context<'_>) {
+        self.hand_over(item, Some(cx));
+    }
+
     /// Hand a piece of data (or the end, or an error) to the body.
     pub(crate) fn put(&self, item: Result<Pulled, Error>) {
+        self.hand_over(item, None);
+    }
+
+    fn hand_over(&self, item: Result<Pulled, Error>, cx: Option<&Context<'_>>) {
         let mut slot = self.lock();
         if slot.finished {
             return;
@@ -485,7 +497,9 @@ impl Shared {
         let waker = slot.body_waker.take();
         drop(slot);
         if let Some(w) = waker {
-            w.wake();
+            if !cx.is_some_and(|cx| w.will_wake(cx.waker())) {
+                w.wake();
+            }
         }
     }
 

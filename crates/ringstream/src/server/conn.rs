@@ -705,10 +705,10 @@ impl BodyPump {
                 self.timer_armed = false;
                 if let Pulled::End(_) = pulled {
                     self.complete = true;
-                    sender.shared.put(Ok(pulled));
+                    sender.shared.put_from(Ok(pulled), cx);
                     self.sender = None;
                 } else {
-                    sender.shared.put(Ok(pulled));
+                    sender.shared.put_from(Ok(pulled), cx);
                 }
                 Ok(true)
             }

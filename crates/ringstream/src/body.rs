@@ -349,6 +349,11 @@ where
     }
 }
 
+/// Largest read, in bytes, that reading a long body asks of the transport
+/// (a body's pieces are never larger than this or the stream's
+/// `maximum_read_size`; shorter bodies use the stream's normal block).
+pub const LARGE_BODY_READ: usize = 256 * 1024;
+
 /// Pull the next piece of body data off `stream` through `decoder`.
 ///
 /// Data is split off the stream's read block without a copy; framing bytes
@@ -381,7 +386,16 @@ where
                 continue;
             }
         }
-        if ready!(stream.poll_fill(cx))? == 0 {
+        // A long body is read in larger pieces (fewer system calls and
+        // wake-ups): when a known remainder is large, or when the last read
+        // came back full (the peer is sending faster than we read).
+        let left = decoder.remaining_hint().unwrap_or(0);
+        let want = if stream.last_read_full() {
+            LARGE_BODY_READ
+        } else {
+            left.min(LARGE_BODY_READ as u64) as usize
+        };
+        if ready!(stream.poll_fill_to(cx, want))? == 0 {
             decoder.finish_eof()?;
             return Poll::Ready(Ok(Pulled::End(trailers_of(decoder)?)));
         }

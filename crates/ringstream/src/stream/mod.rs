@@ -80,6 +80,8 @@ pub struct Stream<T> {
     write_pos: usize,
     /// The transport returned end of file.
     eof: bool,
+    /// The last read from the transport filled all the room it was given.
+    last_read_full: bool,
     /// [`Stream::close`] was called.
     closed: bool,
     /// A write failed; no later write is attempted.
@@ -157,6 +159,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
             write_buf: Vec::new(),
             write_pos: 0,
             eof: false,
+            last_read_full: false,
             closed: false,
             broken: false,
             write_closed: false,
@@ -257,6 +260,24 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// off from it has been dropped.
     pub fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         self.poll_fill_hint(cx, 0)
+    }
+
+    /// Like [`poll_fill`](Self::poll_fill), for a caller that knows it
+    /// wants `want` bytes buffered (a large request body, say): the read
+    /// is sized for them, between `minimum_read_size` and
+    /// `maximum_read_size`, so a long transfer takes fewer, larger reads.
+    /// Once the chunks handed off from a larger block are dropped, the
+    /// block is reused like any other.
+    pub fn poll_fill_to(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<io::Result<usize>> {
+        self.poll_fill_hint(cx, want)
+    }
+
+    /// Whether the last read from the transport filled all the room it
+    /// was given: more data was probably waiting, so a reader of a long
+    /// transfer may ask for a larger read next
+    /// ([`poll_fill_to`](Self::poll_fill_to)).
+    pub fn last_read_full(&self) -> bool {
+        self.last_read_full
     }
 
     /// Async twin of [`poll_fill`](Self::poll_fill).
@@ -421,6 +442,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         // capacity`, so `len + n` bytes from the start are initialised and
         // within capacity.
         unsafe { self.read_buf.set_len(len + n) };
+        self.last_read_full = n == size;
         if n == 0 {
             self.eof = true;
             self.release_read_block();

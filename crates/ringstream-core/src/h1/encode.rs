@@ -10,8 +10,8 @@
 use alloc::vec::Vec;
 
 use crate::h1::decode::{is_field_vchar, is_forbidden_trailer, is_ws};
-use crate::h1::is_tchar;
 use crate::h1::Version;
+use crate::h1::{is_field_value, is_token};
 use crate::Error;
 
 /// The line terminator of HTTP/1.1 framing.
@@ -262,10 +262,10 @@ fn write_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) -> Result<(), Error
 /// §5.5) without surrounding whitespace; `value_error` is returned for a bad
 /// value.
 fn check_field(name: &[u8], value: &[u8], value_error: Error) -> Result<(), Error> {
-    if name.is_empty() || !name.iter().all(|&b| is_tchar(b)) {
+    if !is_token(name) {
         return Err(Error::InvalidFieldName);
     }
-    let ok = value.iter().all(|&b| is_ws(b) || is_field_vchar(b))
+    let ok = is_field_value(value)
         && !value.first().is_some_and(|&b| is_ws(b))
         && !value.last().is_some_and(|&b| is_ws(b));
     if ok {

@@ -204,6 +204,22 @@ pub fn time_box(
     }
 }
 
+/// Pin the calling thread to `cpu`.
+pub fn pin_current_thread(cpu: usize) -> anyhow::Result<()> {
+    // SAFETY: `cpu_set_t` is plain data; CPU_ZERO/CPU_SET write within it,
+    // and sched_setaffinity only reads it for the size we pass.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        anyhow::bail!("sched_setaffinity: {}", std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,31 +2,40 @@
 //! loopback and report GB/s for ringstream's `read_partial` against
 //! tokio's `BufReader` and plain reads into one reused buffer.
 //!
-//! A writer task sends the payload from one reused buffer, then shuts its
-//! side down; the reader drains to end of file. Variants run alternated
-//! (A/B/C/A/B/C...) for `--rounds` rounds and each reports its median, so
-//! drift on a shared machine hits all of them alike. Repeat `--block-size`
-//! to compare block sizes (how `StreamOptions::minimum_read_size` was
-//! chosen).
+//! The payload goes over fresh connections in segments (64 MiB by
+//! default, `--segment`). For each segment a writer thread sends it from
+//! one reused buffer and shuts its side down, and the reader, a
+//! current-thread runtime on a thread of its own, drains to end of file;
+//! the two are pinned to different CPUs. Variants alternate segment by
+//! segment (A/B/C/A/B/C...) for `--rounds` rounds of the whole payload,
+//! and each reports the median over all its segments, scaled to the
+//! payload. Short alternated segments put every variant through the same
+//! drift of a shared machine: whole 1 GiB transfers one after another
+//! spread by ±20% from run to run, more than the differences measured.
+//! The reader's own CPU time is reported beside the wall time: the writer
+//! is usually the slower end, so CPU time is where the read paths differ.
+//! Repeat `--block-size` to compare block sizes (how
+//! `StreamOptions::minimum_read_size` was chosen).
 //!
 //! * `read-partial`: [`Stream::read_partial`], dropping each chunk.
 //! * `bufreader`: [`tokio::io::BufReader::fill_buf`] + `consume`.
 //! * `raw-read`: `AsyncReadExt::read` into one reused buffer.
 //!
-//! Allocation counts come from the first round and are process-wide: they
-//! include the runtime's own work on its worker threads.
+//! Allocation counts come from the reader thread's first segment and are
+//! process-wide (the writer thread does not allocate while it sends).
 
 use std::hint::black_box;
 use std::io;
+use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context as _};
 use ringstream::{Stream, StreamOptions};
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::net::TcpStream;
 
-use super::{median, parse_size, Common};
+use super::{median, parse_size, thread_cpu_time, Common};
 use crate::alloc::Snapshot;
 use crate::report::{self, Row};
 
@@ -47,12 +56,23 @@ pub struct Args {
     /// Defaults to `StreamOptions::DEFAULT.minimum_read_size`.
     #[arg(long, value_parser = parse_size)]
     block_size: Vec<usize>,
-    /// Alternated rounds; each variant runs once per round.
-    #[arg(long, default_value_t = 5)]
+    /// Alternated rounds; each variant reads the whole payload once per
+    /// round, one segment at a time.
+    #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Bytes per connection; the payload is sent in segments of this size,
+    /// alternating variants between segments. Same suffixes as `--size`.
+    #[arg(long, value_parser = parse_size, default_value = "64MiB")]
+    segment: usize,
     /// Measure only this variant (repeatable).
     #[arg(long = "variant", value_name = "NAME")]
     variants: Vec<String>,
+    /// CPU the reading thread is pinned to; negative to not pin.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    reader_cpu: i32,
+    /// CPU the writing thread is pinned to; negative to not pin.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    writer_cpu: i32,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -68,25 +88,30 @@ const VARIANTS: [(Variant, &str); 3] = [
     (Variant::RawRead, "raw-read"),
 ];
 
-/// A connected loopback pair: (reader side, writer side).
-async fn pair() -> io::Result<(TcpStream, TcpStream)> {
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let (writer, accepted) = tokio::join!(TcpStream::connect(addr), listener.accept());
-    let writer = writer?;
+/// A connected loopback pair: (reader side, writer side), both still
+/// blocking std sockets.
+fn pair() -> io::Result<(std::net::TcpStream, std::net::TcpStream)> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let writer = std::net::TcpStream::connect(listener.local_addr()?)?;
     writer.set_nodelay(true)?;
-    Ok((accepted?.0, writer))
+    let (reader, _) = listener.accept()?;
+    Ok((reader, writer))
 }
 
-async fn send(mut writer: TcpStream, size: usize) -> io::Result<()> {
+/// The sending side: blocking writes from one reused buffer on its own
+/// thread, then a shutdown of the write half. Returns its CPU time.
+fn send(mut writer: std::net::TcpStream, size: usize) -> io::Result<Duration> {
+    use std::io::Write as _;
+    let cpu0 = thread_cpu_time();
     let buffer = vec![0x5a_u8; WRITE_BUFFER];
     let mut left = size;
     while left > 0 {
         let n = left.min(WRITE_BUFFER);
-        writer.write_all(&buffer[..n]).await?;
+        writer.write_all(&buffer[..n])?;
         left -= n;
     }
-    writer.shutdown().await
+    writer.shutdown(std::net::Shutdown::Write)?;
+    Ok(thread_cpu_time().saturating_sub(cpu0))
 }
 
 async fn drain(v: Variant, reader: TcpStream, block: usize) -> io::Result<usize> {
@@ -129,58 +154,84 @@ async fn drain(v: Variant, reader: TcpStream, block: usize) -> io::Result<usize>
     Ok(total)
 }
 
-/// CPU time used so far by every thread of the process, in nanoseconds
-/// (the sum of `/proc/self/task/*/schedstat`), or `None` where that is not
-/// available. Unlike wall time it is not inflated by other processes
-/// competing for the cores.
-fn process_cpu_ns() -> Option<u64> {
-    let mut total = 0u64;
-    for task in std::fs::read_dir("/proc/self/task").ok()? {
-        let path = task.ok()?.path().join("schedstat");
-        let text = std::fs::read_to_string(path).ok()?;
-        total += text.split_whitespace().next()?.parse::<u64>().ok()?;
-    }
-    Some(total)
+/// Which CPU each end runs on (`None`: wherever the scheduler puts it).
+#[derive(Debug, Clone, Copy)]
+struct Placement {
+    reader: Option<usize>,
+    writer: Option<usize>,
 }
 
 /// What one transfer measured.
 struct Outcome {
     /// Wall time of the drain, writer running concurrently.
     elapsed: Duration,
-    /// CPU time of reader and writer together, in seconds.
-    cpu_seconds: Option<f64>,
+    /// CPU time of the reading thread alone.
+    reader_cpu: Duration,
+    /// CPU time of the writing thread alone.
+    writer_cpu: Duration,
     /// Allocator counters at the end of the drain.
     counted: Snapshot,
 }
 
-/// One transfer.
-fn run_once(
-    rt: &tokio::runtime::Runtime,
-    v: Variant,
-    size: usize,
-    block: usize,
-) -> anyhow::Result<Outcome> {
-    rt.block_on(async {
-        let (reader, writer) = pair().await.context("connecting over loopback")?;
-        crate::alloc::reset();
-        let cpu0 = process_cpu_ns();
-        let t0 = Instant::now();
-        let sender = tokio::spawn(send(writer, size));
-        let received = drain(v, reader, block).await?;
-        let elapsed = t0.elapsed();
-        let counted = crate::alloc::snapshot();
-        sender.await??;
-        let cpu_seconds = match (cpu0, process_cpu_ns()) {
-            (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64 / 1e9),
-            _ => None,
-        };
+/// One transfer. The reader runs a current-thread runtime on a thread of
+/// its own and the writer blocks on another, each pinned to its CPU when
+/// `placement` says so: left to the scheduler, the two ends and the
+/// runtime's workers migrate between the cores and the run-to-run spread
+/// is larger than the differences being measured.
+fn run_once(v: Variant, size: usize, block: usize, placement: Placement) -> anyhow::Result<Outcome> {
+    let (reader, writer) = pair().context("connecting over loopback")?;
+    reader.set_nonblocking(true)?;
+    let start = Barrier::new(2);
+    std::thread::scope(|scope| {
+        let sender = scope.spawn(|| -> anyhow::Result<Duration> {
+            // Meet the reader even when pinning fails, so that it is never
+            // left waiting; the socket then closes early and it errors out.
+            let pinned = placement.writer.map_or(Ok(()), super::pin_current_thread);
+            start.wait();
+            pinned?;
+            Ok(send(writer, size)?)
+        });
+        let receiver = scope.spawn(|| -> anyhow::Result<(Duration, Duration, Snapshot, usize)> {
+            let setup = placement
+                .reader
+                .map_or(Ok(()), super::pin_current_thread)
+                .and_then(|()| {
+                    Ok(tokio::runtime::Builder::new_current_thread()
+                        .enable_io()
+                        .build()?)
+                });
+            let rt = match setup {
+                Ok(rt) => rt,
+                Err(e) => {
+                    // Release the writer; it fails on the closed socket.
+                    start.wait();
+                    return Err(e);
+                }
+            };
+            rt.block_on(async {
+                let reader = TcpStream::from_std(reader);
+                crate::alloc::reset();
+                start.wait();
+                let reader = reader?;
+                let cpu0 = thread_cpu_time();
+                let t0 = Instant::now();
+                let received = drain(v, reader, block).await?;
+                let elapsed = t0.elapsed();
+                let cpu = thread_cpu_time().saturating_sub(cpu0);
+                Ok((elapsed, cpu, crate::alloc::snapshot(), received))
+            })
+        });
+        let received = receiver.join().map_err(|_| anyhow::anyhow!("reader panicked"))?;
+        let writer_cpu = sender.join().map_err(|_| anyhow::anyhow!("writer panicked"))??;
+        let (elapsed, reader_cpu, counted, received) = received?;
         ensure!(
             received == size,
             "received {received} bytes, expected {size}"
         );
         Ok(Outcome {
             elapsed,
-            cpu_seconds,
+            reader_cpu,
+            writer_cpu,
             counted,
         })
     })
@@ -194,6 +245,13 @@ fn gbps(bytes: usize, seconds: f64) -> f64 {
     }
 }
 
+fn extra_f64(row: &Row, key: &str) -> Option<f64> {
+    row.extra
+        .iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, v)| v.as_f64())
+}
+
 fn print_table(rows: &[Row]) {
     let header = [
         "variant",
@@ -203,23 +261,29 @@ fn print_table(rows: &[Row]) {
         "GB/s",
         "x raw",
         "x bufreader",
-        "CPU GB/s",
+        "reader CPU s",
+        "CPU x raw",
+        "CPU x bufreader",
         "allocs",
         "peak heap",
     ];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
-    let block_of = |row: &Row| {
-        row.extra
-            .iter()
-            .find(|(k, _)| k == "block_size")
-            .and_then(|(_, v)| v.as_u64())
-            .unwrap_or(0)
-    };
+    let block_of = |row: &Row| extra_f64(row, "block_size").unwrap_or(0.0) as usize;
     for row in rows {
-        let ratio = |reference: &str| {
+        let reference = |name: &str| {
             rows.iter()
-                .find(|r| r.variant == reference && block_of(r) == block_of(row))
+                .find(|r| r.variant == name && block_of(r) == block_of(row))
+        };
+        let ratio = |name: &str| {
+            reference(name)
                 .map(|r| format!("{:.2}", r.seconds / row.seconds))
+                .unwrap_or_default()
+        };
+        let cpu = |r: &Row| extra_f64(r, "reader_cpu_seconds");
+        let cpu_ratio = |name: &str| {
+            reference(name)
+                .and_then(|r| Some(cpu(r)? / cpu(row)?))
+                .map(|x| format!("{x:.2}"))
                 .unwrap_or_default()
         };
         table.push(vec![
@@ -230,12 +294,9 @@ fn print_table(rows: &[Row]) {
             format!("{:.2}", gbps(row.bytes, row.seconds)),
             ratio("raw-read"),
             ratio("bufreader"),
-            row.extra
-                .iter()
-                .find(|(k, _)| k == "cpu_gbps")
-                .and_then(|(_, v)| v.as_f64())
-                .map(|g| format!("{g:.2}"))
-                .unwrap_or_default(),
+            cpu(row).map(report::format_seconds).unwrap_or_default(),
+            cpu_ratio("raw-read"),
+            cpu_ratio("bufreader"),
             row.allocations.to_string(),
             row.peak_heap_bytes.to_string(),
         ]);
@@ -243,13 +304,22 @@ fn print_table(rows: &[Row]) {
     crate::report::print_grid(&table);
 }
 
-/// One (block, variant) pair: block size, variant, its name, the (wall,
-/// CPU) seconds of every round and the counters of the first.
+/// The seconds one round measured: wall time, and the CPU time of the
+/// reader and of the writer.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    wall: f64,
+    reader_cpu: f64,
+    writer_cpu: f64,
+}
+
+/// One (block, variant) pair: block size, variant, its name, the timings
+/// of every round and the counters of the first.
 type Cell = (
     usize,
     Variant,
     &'static str,
-    Vec<(f64, f64)>,
+    Vec<Timing>,
     Option<Snapshot>,
 );
 
@@ -280,14 +350,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         "--block-size must be positive"
     );
     ensure!(args.rounds > 0, "--rounds must be positive");
+    ensure!(args.segment > 0, "--segment must be positive");
     let variants: Vec<(Variant, &'static str)> = VARIANTS
         .into_iter()
         .filter(|(_, name)| args.variants.is_empty() || args.variants.iter().any(|o| o == name))
         .collect();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let cpu = |n: i32| usize::try_from(n).ok();
+    let placement = Placement {
+        reader: cpu(args.reader_cpu),
+        writer: cpu(args.writer_cpu),
+    };
 
     let mut cells: Vec<Cell> = Vec::new();
     for &block in &blocks {
@@ -295,30 +367,36 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             cells.push((block, v, name, Vec::new(), None));
         }
     }
+    let segment = args.segment.min(size);
     for round in 0..args.rounds {
         if !common.json {
             eprintln!("round {}/{}", round + 1, args.rounds);
         }
-        for (block, v, _, times, counted) in cells.iter_mut() {
-            let outcome = run_once(&rt, *v, size, *block)?;
-            times.push((
-                outcome.elapsed.as_secs_f64(),
-                outcome.cpu_seconds.unwrap_or(f64::NAN),
-            ));
-            counted.get_or_insert(outcome.counted);
+        let mut sent = 0;
+        while sent < size {
+            let bytes = segment.min(size - sent);
+            // Scale each segment's times to the whole payload.
+            let scale = size as f64 / bytes as f64;
+            for (block, v, _, times, counted) in cells.iter_mut() {
+                let outcome = run_once(*v, bytes, *block, placement)?;
+                times.push(Timing {
+                    wall: outcome.elapsed.as_secs_f64() * scale,
+                    reader_cpu: outcome.reader_cpu.as_secs_f64() * scale,
+                    writer_cpu: outcome.writer_cpu.as_secs_f64() * scale,
+                });
+                counted.get_or_insert(outcome.counted);
+            }
+            sent += bytes;
         }
     }
     let rows: Vec<Row> = cells
         .into_iter()
         .map(|(block, _, name, times, counted)| {
-            let wall: Vec<f64> = times.iter().map(|t| t.0).collect();
-            let cpu: Vec<f64> = times
-                .iter()
-                .map(|t| t.1)
-                .filter(|c| c.is_finite())
-                .collect();
+            let wall: Vec<f64> = times.iter().map(|t| t.wall).collect();
+            let reader_cpu: Vec<f64> = times.iter().map(|t| t.reader_cpu).collect();
+            let writer_cpu: Vec<f64> = times.iter().map(|t| t.writer_cpu).collect();
             let seconds = median(&wall);
-            let cpu_seconds = (!cpu.is_empty()).then(|| median(&cpu));
+            let reader_cpu_seconds = median(&reader_cpu);
             let counted = counted.unwrap_or_default();
             Row {
                 scenario: NAME.into(),
@@ -338,9 +416,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     ),
                     ("gbps".into(), json!(gbps(size, seconds))),
                     ("block_size".into(), json!(block)),
-                    ("cpu_seconds".into(), json!(cpu_seconds)),
-                    ("cpu_gbps".into(), json!(cpu_seconds.map(|c| gbps(size, c)))),
+                    ("reader_cpu_seconds".into(), json!(reader_cpu_seconds)),
+                    ("reader_cpu_gbps".into(), json!(gbps(size, reader_cpu_seconds))),
+                    ("writer_cpu_seconds".into(), json!(median(&writer_cpu))),
                     ("seconds_all".into(), json!(wall)),
+                    ("reader_cpu_seconds_all".into(), json!(reader_cpu)),
                 ],
             }
         })
@@ -359,14 +439,14 @@ mod tests {
 
     #[test]
     fn every_variant_transfers_everything() {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let unpinned = Placement {
+            reader: None,
+            writer: None,
+        };
         for (v, name) in VARIANTS {
-            let outcome = run_once(&rt, v, 3_000_000, 64 * 1024).unwrap();
+            let outcome = run_once(v, 3_000_000, 64 * 1024, unpinned).unwrap();
             assert!(outcome.elapsed > Duration::ZERO, "{name}");
+            assert!(outcome.reader_cpu > Duration::ZERO, "{name}");
         }
     }
 }

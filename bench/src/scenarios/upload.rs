@@ -37,22 +37,6 @@ pub struct Args {
     pub client_cpu: i32,
 }
 
-/// Pin the calling thread to `cpu`.
-fn pin_current_thread(cpu: usize) -> anyhow::Result<()> {
-    // SAFETY: `cpu_set_t` is plain data; CPU_ZERO/CPU_SET write within it,
-    // and sched_setaffinity only reads it for the size we pass.
-    let rc = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_ZERO(&mut set);
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
-    if rc != 0 {
-        bail!("sched_setaffinity: {}", std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// One upload; returns (seconds, bytes the server reported).
 fn upload(
     server: &ServerProcess,
@@ -111,7 +95,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let cpus = super::http::cpus(&args.server_cpus);
     let servers = [start_ringstream(args.workers, cpus)?, start_hyper(args.workers, cpus)?];
     if let Ok(cpu) = usize::try_from(args.client_cpu) {
-        pin_current_thread(cpu)?;
+        super::pin_current_thread(cpu)?;
     }
     let mut rows = Vec::new();
     for chunked in [true, false] {

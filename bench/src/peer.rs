@@ -2,7 +2,8 @@
 //! a hyper user would, so both servers can be driven with the same load.
 //!
 //! - `GET /bytes/{n}`: `n` bytes of the same shared pattern block, sent as
-//!   slices of it (no per-request copy), like ringstream's;
+//!   slices of it (no per-request copy), like ringstream's, with the same
+//!   `Content-Type`;
 //! - `GET /api/livedata`: the same JSON, printed with `write!` into a
 //!   `String` sized by the previous page, then handed over as `Bytes`;
 //! - `POST /upload`: the body streamed through SHA-256.
@@ -37,16 +38,21 @@ pub fn serve(addr: SocketAddr, workers: usize) -> anyhow::Result<()> {
         loop {
             let (socket, _) = listener.accept().await?;
             let _ = socket.set_nodelay(true);
-            let last_page = last_page.clone();
-            let app = app.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |req| handle(req, last_page.clone(), app.clone()));
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(socket), service)
-                    .await;
-            });
+            tokio::spawn(serve_io(socket, last_page.clone(), app.clone()));
         }
     })
+}
+
+/// Serve one connection of the peer over any transport (a TCP socket, or
+/// an in-memory pipe in `server-cpu`), until it closes.
+pub async fn serve_io<I>(io: I, last_page: Arc<AtomicUsize>, app: App)
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |req| handle(req, last_page.clone(), app.clone()));
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(io), service)
+        .await;
 }
 
 async fn handle(
@@ -65,10 +71,15 @@ async fn handle(
         }
         (&Method::GET, p) if p.starts_with("/bytes/") => {
             let n: u64 = p["/bytes/".len()..].parse().unwrap_or(0);
-            Response::new(AppBody::Pattern {
+            let mut r = Response::new(AppBody::Pattern {
                 block: ringstream::app::pattern_block(),
                 remaining: n,
-            })
+            });
+            r.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/octet-stream"),
+            );
+            r
         }
         (&Method::POST, "/upload") => {
             let mut body = req.into_body();

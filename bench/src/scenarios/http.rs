@@ -1,6 +1,14 @@
 //! `http`: requests per second of `ringstream serve` and the hyper peer on
 //! the same endpoints, driven by the same load generator (wrk), at 1 and 64
 //! connections, alternating A/B/A/B; medians and ratios.
+//!
+//! Beside requests per second it reports the server's CPU time per request
+//! (its threads' run time from `/proc`, divided by the requests wrk
+//! completed). On a virtual machine whose CPUs are shared, wall-clock
+//! throughput swings with the time the hypervisor steals and with how long
+//! an idle virtual CPU takes to wake up; CPU time per request is what the
+//! server itself spends, and holds steady across runs. The share of time
+//! stolen from the machine during the runs is printed too.
 
 use std::process::Command;
 
@@ -16,10 +24,10 @@ pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
     /// Seconds per wrk run.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 2)]
     pub duration: u64,
     /// Runs per server per case (alternated A/B/A/B).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 7)]
     pub rounds: usize,
     /// Runtime worker threads of each server.
     #[arg(long, default_value_t = 1)]
@@ -69,8 +77,22 @@ pub fn ensure_wrk() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn wrk(server: &ServerProcess, path: &str, connections: usize, args: &Args) -> anyhow::Result<f64> {
+/// What one wrk run measured.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    requests_per_second: f64,
+    /// Server CPU time per completed request, in microseconds.
+    cpu_micros_per_request: f64,
+}
+
+fn wrk(
+    server: &ServerProcess,
+    path: &str,
+    connections: usize,
+    args: &Args,
+) -> anyhow::Result<Sample> {
     let url = format!("http://{}{}", server.addr, path);
+    let cpu_before = server.cpu_ns()?;
     let out = super::servers::pinned(std::path::Path::new("wrk"), cpus(&args.wrk_cpus))
         .args([
             "-t",
@@ -83,6 +105,7 @@ fn wrk(server: &ServerProcess, path: &str, connections: usize, args: &Args) -> a
         ])
         .output()
         .context("running wrk")?;
+    let cpu = server.cpu_ns()?.saturating_sub(cpu_before);
     let text = String::from_utf8_lossy(&out.stdout);
     if text.contains("Non-2xx") || text.contains("Socket errors") {
         bail!("{} answered errors under load:\n{text}", server.name);
@@ -91,7 +114,35 @@ fn wrk(server: &ServerProcess, path: &str, connections: usize, args: &Args) -> a
         .lines()
         .find_map(|l| l.strip_prefix("Requests/sec:"))
         .with_context(|| format!("no Requests/sec in wrk output:\n{text}"))?;
-    Ok(rps.trim().parse()?)
+    // "  12345 requests in 2.00s, 480.00MB read"
+    let requests: f64 = text
+        .lines()
+        .find_map(|l| l.trim().split_once(" requests in "))
+        .with_context(|| format!("no request count in wrk output:\n{text}"))?
+        .0
+        .parse()?;
+    if requests < 1.0 {
+        bail!("{} completed no request:\n{text}", server.name);
+    }
+    Ok(Sample {
+        requests_per_second: rps.trim().parse()?,
+        cpu_micros_per_request: cpu as f64 / 1e3 / requests,
+    })
+}
+
+/// Ticks the whole machine has spent (all, stolen) so far, from the `cpu`
+/// line of `/proc/stat`.
+fn machine_ticks() -> anyhow::Result<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat")?;
+    let line = stat.lines().next().context("empty /proc/stat")?;
+    let ticks: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
+    // user nice system idle iowait irq softirq steal ...
+    let steal = ticks.get(7).copied().unwrap_or(0);
+    Ok((ticks.iter().take(8).sum(), steal))
 }
 
 /// Run the scenario.
@@ -100,9 +151,23 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let ringstream = start_ringstream(args.workers, cpus(&args.server_cpus))?;
     let hyper = start_hyper(args.workers, cpus(&args.server_cpus))?;
     let mut rows = Vec::new();
+    if !args.common.json {
+        println!(
+            "{:<16} {:>5}  {:>15} {:>15} {:>6}  {:>18} {:>13} {:>6}  {:>6}",
+            "path",
+            "conns",
+            "ringstream req/s",
+            "hyper req/s",
+            "ratio",
+            "ringstream CPU/req",
+            "hyper CPU/req",
+            "ratio",
+            "steal"
+        );
+    }
     for path in &args.paths {
         for &connections in &args.connections {
-            let mut samples = [Vec::new(), Vec::new()];
+            let mut samples: [Vec<Sample>; 2] = [Vec::new(), Vec::new()];
             // Warm both up, then alternate.
             for server in [&ringstream, &hyper] {
                 let warm = Args {
@@ -111,12 +176,25 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 };
                 wrk(server, path, connections, &warm)?;
             }
+            let (total0, steal0) = machine_ticks()?;
             for _ in 0..args.rounds {
                 for (i, server) in [&ringstream, &hyper].into_iter().enumerate() {
                     samples[i].push(wrk(server, path, connections, args)?);
                 }
             }
-            let medians = [super::median(&samples[0]), super::median(&samples[1])];
+            let (total1, steal1) = machine_ticks()?;
+            let steal = (steal1 - steal0) as f64 / (total1 - total0).max(1) as f64;
+            let rps = |i: usize| -> Vec<f64> {
+                samples[i].iter().map(|s| s.requests_per_second).collect()
+            };
+            let cpu = |i: usize| -> Vec<f64> {
+                samples[i]
+                    .iter()
+                    .map(|s| s.cpu_micros_per_request)
+                    .collect()
+            };
+            let medians = [super::median(&rps(0)), super::median(&rps(1))];
+            let cpu_medians = [super::median(&cpu(0)), super::median(&cpu(1))];
             for (i, server) in [&ringstream, &hyper].into_iter().enumerate() {
                 rows.push(Row {
                     scenario: "http".into(),
@@ -132,17 +210,28 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                         ("path".into(), json!(path)),
                         ("connections".into(), json!(connections)),
                         ("requests_per_second".into(), json!(medians[i])),
-                        ("samples".into(), json!(samples[i])),
+                        ("samples".into(), json!(rps(i))),
                         ("ratio_to_hyper".into(), json!(medians[i] / medians[1])),
+                        ("cpu_micros_per_request".into(), json!(cpu_medians[i])),
+                        ("cpu_samples".into(), json!(cpu(i))),
+                        (
+                            "cpu_ratio_to_hyper".into(),
+                            json!(cpu_medians[1] / cpu_medians[i]),
+                        ),
+                        ("steal_share".into(), json!(steal)),
                     ],
                 });
             }
             if !args.common.json {
                 println!(
-                    "{path:<16} {connections:>3} conns  ringstream {:>10.0} req/s  hyper {:>10.0} req/s  ratio {:.2}",
+                    "{path:<16} {connections:>5}  {:>15.0} {:>15.0} {:>6.2}  {:>15.1} µs {:>10.1} µs {:>6.2}  {:>5.1}%",
                     medians[0],
                     medians[1],
-                    medians[0] / medians[1]
+                    medians[0] / medians[1],
+                    cpu_medians[0],
+                    cpu_medians[1],
+                    cpu_medians[1] / cpu_medians[0],
+                    steal * 100.0,
                 );
             }
         }

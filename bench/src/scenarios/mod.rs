@@ -55,6 +55,8 @@ scenarios! {
     Upload => upload, "upload";
     /// Allocations per request of the server, counted in-process over an in-memory connection.
     ServerAllocs => server_allocs, "server-allocs";
+    /// CPU time and allocations per request of ringstream's server and the hyper peer, in-process over in-memory connections.
+    ServerCpu => server_cpu, "server-cpu";
     /// Run the hyper 1.x peer server (used by `http` and `upload`).
     HyperPeer => hyper_peer, "hyper-peer";
 }

@@ -30,10 +30,10 @@ pub struct Args {
 }
 
 /// Send one request and read its response (Content-Length framed) without
-/// allocating: `buf` is reused.
-async fn exchange(client: &mut DuplexStream, request: &[u8], buf: &mut Vec<u8>) -> usize {
+/// allocating: `buf` is reused, and its initialised length is kept between
+/// calls so that it is zero-filled only when it grows.
+pub(super) async fn exchange(client: &mut DuplexStream, request: &[u8], buf: &mut Vec<u8>) -> usize {
     client.write_all(request).await.expect("write request");
-    buf.clear();
     let mut filled = 0usize;
     let mut need = usize::MAX;
     loop {

@@ -36,6 +36,28 @@ impl ServerProcess {
         proc_status_kib(self.pid(), "VmHWM:").map(|k| k * 1024)
     }
 
+    /// CPU time the process's threads have run so far, in nanoseconds: the
+    /// sum of `/proc/PID/task/*/schedstat`. Time the hypervisor stole
+    /// from the virtual CPU is not in it, which makes it steadier than
+    /// wall-clock throughput on a shared machine.
+    pub fn cpu_ns(&self) -> anyhow::Result<u64> {
+        let mut total = 0u64;
+        for task in std::fs::read_dir(format!("/proc/{}/task", self.pid()))? {
+            let path = task?.path().join("schedstat");
+            // A thread may exit between the listing and the read.
+            let Ok(text) = std::fs::read_to_string(path) else {
+                continue;
+            };
+            let ran: u64 = text
+                .split_whitespace()
+                .next()
+                .context("empty schedstat")?
+                .parse()?;
+            total += ran;
+        }
+        Ok(total)
+    }
+
     /// Reset the peak resident memory to the current one (Linux
     /// `clear_refs` 5).
     pub fn reset_peak(&self) -> anyhow::Result<()> {

@@ -57,9 +57,16 @@ const PATTERN_BLOCK: usize = 64 * 1024;
 /// Number of simulated inverters in `/api/livedata`.
 const INVERTERS: usize = 90;
 
-/// The demo application: a cheap-to-clone [`Service`].
+/// The demo application: a cheap-to-clone [`Service`] (one reference
+/// count, whatever it serves).
 #[derive(Clone, Debug)]
 pub struct App {
+    inner: Arc<Inner>,
+}
+
+/// What every clone of an [`App`] shares.
+#[derive(Clone, Debug)]
+struct Inner {
     metrics: Arc<Metrics>,
     /// Size of the last `/api/livedata` page, the next page's size hint.
     last_page: Arc<AtomicUsize>,
@@ -75,33 +82,36 @@ impl App {
     /// An app that reports `metrics` at `/metrics`.
     pub fn new(metrics: Arc<Metrics>) -> App {
         App {
-            metrics,
-            last_page: Arc::new(AtomicUsize::new(0)),
-            fixed_time: None,
-            events: dashboard::events(),
-            static_dir: None,
+            inner: Arc::new(Inner {
+                metrics,
+                last_page: Arc::new(AtomicUsize::new(0)),
+                fixed_time: None,
+                events: dashboard::events(),
+                static_dir: None,
+            }),
         }
     }
 
     /// Serve the files under `root` at `/static/`.
     #[must_use]
     pub fn with_static_root(mut self, root: impl Into<std::path::PathBuf>) -> App {
-        self.static_dir = Some(ServeDir::new(root).strip_prefix("/static"));
+        Arc::make_mut(&mut self.inner).static_dir =
+            Some(ServeDir::new(root).strip_prefix("/static"));
         self
     }
 
     /// The broadcaster of `/events`: close it to end every dashboard stream
     /// (as graceful shutdown does).
     pub fn events(&self) -> &Broadcaster {
-        &self.events
+        &self.inner.events
     }
 
     /// Start sending the server's counters to `/events` once a second, until
     /// [`events`](Self::events) is closed. Needs a tokio runtime.
     pub fn spawn_ticker(&self) -> tokio::task::JoinHandle<()> {
         dashboard::spawn_ticker(
-            self.events.clone(),
-            self.metrics.clone(),
+            self.inner.events.clone(),
+            self.inner.metrics.clone(),
             std::time::Duration::from_secs(1),
         )
     }
@@ -110,12 +120,12 @@ impl App {
     /// clock), so that every `/api/livedata` page is the same.
     #[must_use]
     pub fn with_fixed_time(mut self, unix_secs: Option<u64>) -> App {
-        self.fixed_time = unix_secs;
+        Arc::make_mut(&mut self.inner).fixed_time = unix_secs;
         self
     }
 
     fn now(&self) -> u64 {
-        self.fixed_time.unwrap_or_else(|| {
+        self.inner.fixed_time.unwrap_or_else(|| {
             SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs())
@@ -132,11 +142,11 @@ impl App {
                 AppBody::Full(Some(Bytes::from_static(dashboard::PAGE.as_bytes()))),
             ),
             (&Method::GET, "/events") => {
-                let stream = self.events.subscribe(last_event_id(req.headers()));
+                let stream = self.inner.events.subscribe(last_event_id(req.headers()));
                 stream.into_response().map(AppBody::Events)
             }
-            (_, p) if p.starts_with("/static/") && self.static_dir.is_some() => {
-                let Some(mut dir) = self.static_dir.clone() else {
+            (_, p) if p.starts_with("/static/") && self.inner.static_dir.is_some() => {
+                let Some(mut dir) = self.inner.static_dir.clone() else {
                     return text(StatusCode::NOT_FOUND, "not found\n");
                 };
                 match dir.call(req).await {
@@ -171,7 +181,7 @@ impl App {
     }
 
     fn livedata(&self) -> Response<AppBody> {
-        let hint = self.last_page.load(Relaxed);
+        let hint = self.inner.last_page.load(Relaxed);
         let mut body = if hint == 0 {
             ResponseStream::buffered()
         } else {
@@ -181,14 +191,14 @@ impl App {
             return text(StatusCode::INTERNAL_SERVER_ERROR, "livedata failed\n");
         }
         if let Some(len) = body.size_hint().exact() {
-            self.last_page.store(len as usize, Relaxed);
+            self.inner.last_page.store(len as usize, Relaxed);
         }
         respond(StatusCode::OK, "application/json", AppBody::Stream(body))
     }
 
     fn metrics_page(&self) -> Response<AppBody> {
         let mut body = ResponseStream::buffered();
-        if self.metrics.write_prometheus(&mut body).is_err() {
+        if self.inner.metrics.write_prometheus(&mut body).is_err() {
             return text(StatusCode::INTERNAL_SERVER_ERROR, "metrics failed\n");
         }
         respond(

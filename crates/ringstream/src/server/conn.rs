@@ -30,6 +30,7 @@ use tokio::time::{sleep_until, timeout_at, Sleep};
 use tower_service::Service;
 
 use super::metrics::Metrics;
+use super::stop::StopSignal;
 use super::Config;
 use crate::body::{poll_body, BodySender, Incoming, Pulled, Shared};
 use crate::error::{BoxError, Error};
@@ -92,7 +93,7 @@ pub(crate) struct Connection<T, S> {
     service: S,
     config: Arc<Config>,
     metrics: Arc<Metrics>,
-    shutdown: watch::Receiver<bool>,
+    shutdown: StopSignal,
     parser: HeadParser,
     fields: Vec<(Span, Span)>,
     out: Vec<u8>,
@@ -122,7 +123,7 @@ where
             parser: HeadParser::new(config.limits),
             config,
             metrics,
-            shutdown,
+            shutdown: StopSignal::new(shutdown),
             fields: Vec::new(),
             out: Vec::with_capacity(512),
             date: DateCache::new(),
@@ -229,7 +230,7 @@ where
                 () = timer.as_mut() => {
                     return Err(if idle { HeadOutcome::Closed } else { HeadOutcome::Reject(408) });
                 }
-                _ = shutdown.wait_for(|stop| *stop), if idle => return Err(HeadOutcome::Closed),
+                () = poll_fn(|cx| shutdown.poll_stopping(cx)), if idle => return Err(HeadOutcome::Closed),
             };
             match read {
                 Ok(0) => {
@@ -350,7 +351,7 @@ where
 
         let (parts, body) = response.into_parts();
         let status = parts.status.as_u16();
-        let mut keep_alive = spans.keep_alive && !*self.shutdown.borrow();
+        let mut keep_alive = spans.keep_alive && !self.shutdown.is_stopping();
         if connection_has_close(&parts.headers) {
             keep_alive = false;
         }

@@ -26,6 +26,7 @@ mod conn;
 mod counted;
 mod metrics;
 mod service;
+mod stop;
 
 use std::future::Future;
 use std::io;

@@ -204,10 +204,14 @@ where
     if !(100..=999).contains(&status) {
         return Err(Error::InvalidStatus);
     }
-    let reason = reason.unwrap_or_else(|| reason_phrase(status));
-    if !reason.bytes().all(|b| is_ws(b) || is_field_vchar(b)) {
-        return Err(Error::InvalidFieldValue);
-    }
+    // The standard phrases are known to be clean; only a caller's is checked.
+    let reason = match reason {
+        Some(reason) if !reason.bytes().all(|b| is_ws(b) || is_field_vchar(b)) => {
+            return Err(Error::InvalidFieldValue);
+        }
+        Some(reason) => reason,
+        None => reason_phrase(status),
+    };
     out.extend_from_slice(version.as_str().as_bytes());
     out.push(b' ');
     write_u64(out, u64::from(status));
@@ -773,6 +777,18 @@ impl Default for DateCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The head writer trusts the standard phrases without checking them.
+    #[test]
+    fn every_standard_reason_phrase_is_clean() {
+        for status in 100..=999 {
+            let reason = reason_phrase(status);
+            assert!(
+                reason.bytes().all(|b| is_ws(b) || is_field_vchar(b)),
+                "{status}: {reason:?}"
+            );
+        }
+    }
 
     #[test]
     fn write_u64_formats_extremes() {

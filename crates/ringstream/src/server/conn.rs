@@ -44,6 +44,10 @@ const LINGER_TIME: std::time::Duration = std::time::Duration::from_secs(2);
 /// `Bytes`, never copied.
 const SMALL_FRAME: usize = 4 * 1024;
 
+/// Room made in the write buffer for a response head before it is written
+/// (more is made as needed).
+const HEAD_ROOM: usize = 256;
+
 /// Most header fields a request may carry, whatever the configured limit.
 const FIELD_SLOTS: usize = 128;
 
@@ -96,7 +100,6 @@ pub(crate) struct Connection<T, S> {
     shutdown: StopSignal,
     parser: HeadParser,
     fields: Vec<(Span, Span)>,
-    out: Vec<u8>,
     date: DateCache,
     /// The idle and head-read deadline of this connection.
     timer: Pin<Box<Sleep>>,
@@ -125,7 +128,6 @@ where
             metrics,
             shutdown: StopSignal::new(shutdown),
             fields: Vec::new(),
-            out: Vec::with_capacity(512),
             date: DateCache::new(),
             timer: Box::pin(sleep_until(tokio::time::Instant::now())),
         }
@@ -277,14 +279,14 @@ where
     /// Turn the head bytes into an `http::Request`, sharing them (the target
     /// and the field values are slices of the head, not copies).
     fn build_request(&mut self, spans: &HeadSpans, head: &Bytes) -> Result<Request<()>, u16> {
-        let slice = |(at, len): Span| head.slice(at..at + len);
-        let method = Method::from_bytes(&slice(spans.method)).map_err(|_| 400u16)?;
-        let target = slice(spans.target);
-        let uri = Uri::from_maybe_shared(target).map_err(|_| 400u16)?;
+        let bytes = |(at, len): Span| head.get(at..at + len).unwrap_or_default();
+        let shared = |(at, len): Span| head.slice(at..at + len);
+        let method = Method::from_bytes(bytes(spans.method)).map_err(|_| 400u16)?;
+        let uri = Uri::from_maybe_shared(shared(spans.target)).map_err(|_| 400u16)?;
         let mut headers = HeaderMap::with_capacity(self.fields.len());
         for &(name, value) in &self.fields {
-            let name = HeaderName::from_bytes(&slice(name)).map_err(|_| 400u16)?;
-            let value = HeaderValue::from_maybe_shared(slice(value)).map_err(|_| 400u16)?;
+            let name = HeaderName::from_bytes(bytes(name)).map_err(|_| 400u16)?;
+            let value = HeaderValue::from_maybe_shared(shared(value)).map_err(|_| 400u16)?;
             headers.append(name, value);
         }
         let mut request = Request::new(());
@@ -310,10 +312,11 @@ where
                 return Ok(false);
             }
         };
-        drop(head);
         let is_head = request.method() == Method::HEAD;
-        let method = request.method().clone();
-        let uri = request.uri().clone();
+        // For log lines: the request line as it arrived (the request itself
+        // shares these bytes, so keeping them costs nothing).
+        let method = Shown(head.get(spans.method.0..spans.method.0 + spans.method.1));
+        let uri = Shown(head.get(spans.target.0..spans.target.0 + spans.target.1));
 
         let (body, mut pump) = self.body_for(&spans);
         let request = request.map(|()| body);
@@ -497,9 +500,10 @@ where
             .then_some((b"server", b"ringstream"));
         let keep: Option<(&[u8], &[u8])> =
             (keep_alive && version == Version::Http10).then_some((b"connection", b"keep-alive"));
-        self.out.clear();
+        // Straight into the write buffer; on an error the writer leaves it
+        // as it was.
         write_response_head(
-            &mut self.out,
+            self.stream.write_buffer_for(HEAD_ROOM),
             Version::Http11,
             status,
             None,
@@ -507,9 +511,7 @@ where
             framing,
             &date,
             !keep_alive,
-        )?;
-        self.stream.buffer_write(&self.out);
-        Ok(())
+        )
     }
 
     /// Write the response body; returns the body bytes sent.
@@ -637,10 +639,10 @@ where
             .map_or(0, |d| d.as_secs());
         let date = *self.date.update(now);
         let body_len = reason.len() + 1;
-        self.out.clear();
         let content_type: (&[u8], &[u8]) = (b"content-type", b"text/plain; charset=utf-8");
+        let out = self.stream.write_buffer_for(HEAD_ROOM);
         let written = write_response_head(
-            &mut self.out,
+            out,
             Version::Http11,
             status,
             None,
@@ -652,12 +654,20 @@ where
         if written.is_err() {
             return;
         }
-        self.out.extend_from_slice(reason.as_bytes());
-        self.out.push(b'\n');
-        self.stream.buffer_write(&self.out);
+        out.extend_from_slice(reason.as_bytes());
+        out.push(b'\n');
         let deadline = tokio::time::Instant::now() + self.config.head_timeout;
         let _ = timeout_at(deadline, self.stream.flush()).await;
         tracing::info!(target: "ringstream::access", status, "request rejected");
+    }
+}
+
+/// Bytes of the request line shown in a log line (lossily, as UTF-8).
+struct Shown<'a>(Option<&'a [u8]>);
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&String::from_utf8_lossy(self.0.unwrap_or_default()), f)
     }
 }
 

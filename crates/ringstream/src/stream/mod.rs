@@ -298,6 +298,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         self.write_buf.extend_from_slice(data);
     }
 
+    /// The write buffer, to append to in place (as
+    /// [`buffer_write`](Self::buffer_write) does, without the intermediate
+    /// slice), with room for at least `additional` more bytes. Callers only
+    /// ever append: the bytes already in it may be partly sent.
+    pub(crate) fn write_buffer_for(&mut self, additional: usize) -> &mut Vec<u8> {
+        self.reserve_write(additional);
+        &mut self.write_buf
+    }
+
     /// The number of bytes in the write buffer not sent yet.
     pub fn pending_write(&self) -> usize {
         self.pending_write_len()

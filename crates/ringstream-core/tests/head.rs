@@ -1177,3 +1177,45 @@ fn shrinking_field_storage_after_the_head_is_refused() {
     );
     assert_eq!(parse_with(&mut parser, &wire, 2), Err(Error::TooManyFields));
 }
+
+/// Storage too short for a head within the limits is not a final verdict:
+/// the same parser, called again with `field_lines()` entries, parses the
+/// head (whole or trickled), while a head over `max_fields` stays rejected
+/// whatever the storage.
+#[test]
+fn short_field_storage_can_be_retried_with_more() {
+    let wire = get_with("A: 1\r\nB: 2\r\nC: 3\r\n");
+    let mut parser = HeadParser::new(Limits::DEFAULT);
+    assert_eq!(parse_with(&mut parser, &wire, 2), Err(Error::TooManyFields));
+    assert_eq!(parser.field_lines(), 4);
+    let needed = parser.field_lines();
+    let p = parse_with(&mut parser, &wire, needed).unwrap().unwrap();
+    assert_eq!(p.fields.len(), 4);
+    assert_eq!(p.head_len, wire.len());
+
+    // Trickled: the short storage only matters once the head is complete.
+    let mut parser = HeadParser::new(Limits::DEFAULT);
+    for end in 1..wire.len() {
+        assert_eq!(parse_with(&mut parser, &wire[..end], 1), Ok(None), "{end}");
+    }
+    assert_eq!(parse_with(&mut parser, &wire, 1), Err(Error::TooManyFields));
+    assert_eq!(
+        parse_with(&mut parser, &wire, 16)
+            .unwrap()
+            .unwrap()
+            .fields
+            .len(),
+        4
+    );
+
+    let limits = Limits {
+        max_fields: 3,
+        ..Limits::DEFAULT
+    };
+    let mut parser = HeadParser::new(limits);
+    assert_eq!(parse_with(&mut parser, &wire, 2), Err(Error::TooManyFields));
+    assert_eq!(
+        parse_with(&mut parser, &wire, 64),
+        Err(Error::TooManyFields)
+    );
+}

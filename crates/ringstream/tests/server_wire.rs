@@ -702,3 +702,45 @@ async fn unread_body_is_drained_within_limit_or_closes() {
     );
     let _ = writer.await;
 }
+
+/// Requests with many fields reach the service whole, in order, up to the
+/// `max_fields` limit (100 by default, the `Host` field included), past the
+/// number parsed on the stack; one more is 431.
+#[tokio::test]
+async fn every_field_up_to_the_limit_reaches_the_service() {
+    let service = service_fn(|req: http::Request<Incoming>| async move {
+        let names: Vec<&str> = req.headers().keys().map(|n| n.as_str()).collect();
+        let last = req
+            .headers()
+            .get("x-field-last")
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_default();
+        Ok::<_, Infallible>(http::Response::new(format!("{} {last}", names.len())))
+    });
+    let server = start(service, config()).await;
+    for count in [1usize, 21, 22, 23, 60, 98] {
+        let mut head = String::from("GET / HTTP/1.1\r\nHost: t\r\n");
+        for i in 0..count - 1 {
+            head.push_str(&format!("X-Field-{i}: value {i}\r\n"));
+        }
+        head.push_str(&format!(
+            "X-Field-Last: {count}\r\nConnection: close\r\n\r\n"
+        ));
+        let all = roundtrip(server.addr, head.as_bytes()).await;
+        assert_eq!(status_of(&all), Some(200), "{count} fields");
+        // Host, the X- fields and Connection.
+        let expected = format!("\r\n\r\n{} {count}", count + 2);
+        assert!(
+            all.ends_with(expected.as_bytes()),
+            "{count}: {:?}",
+            String::from_utf8_lossy(&all)
+        );
+    }
+    let mut head = String::from("GET / HTTP/1.1\r\nHost: t\r\n");
+    for i in 0..100 {
+        head.push_str(&format!("X-Field-{i}: v\r\n"));
+    }
+    head.push_str("\r\n");
+    let all = roundtrip(server.addr, head.as_bytes()).await;
+    assert_eq!(status_of(&all), Some(431));
+}

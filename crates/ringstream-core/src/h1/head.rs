@@ -356,9 +356,13 @@ impl HeadParser {
     /// written to `fields[..head.field_count]`; the body starts at
     /// `buf[head.head_len..]`.
     ///
-    /// `fields` is the caller's storage: a head with more fields than
-    /// `fields.len()`, [`Limits::max_fields`] or [`MAX_FIELDS`] (whichever
-    /// is smallest) is rejected. Parsing allocates nothing.
+    /// `fields` is the caller's storage. A head with more fields than
+    /// [`Limits::max_fields`] or [`MAX_FIELDS`] is rejected with
+    /// [`Error::TooManyFields`]. A head within those limits whose fields do
+    /// not fit in `fields` gets the same error, but the parser keeps its
+    /// place: call again with at least [`field_lines`](Self::field_lines)
+    /// entries (so a caller can start with a small array and fall back to a
+    /// larger one). Parsing allocates nothing.
     ///
     /// # Examples
     ///
@@ -393,7 +397,7 @@ impl HeadParser {
         buf: &'b [u8],
         fields: &mut [Field<'b>],
     ) -> Result<Option<RequestHead<'b>>, Error> {
-        let cap = fields.len().min(self.limits.max_fields).min(MAX_FIELDS);
+        let limit = self.limits.max_fields.min(MAX_FIELDS);
         let head_len = match self.scan.outcome {
             Some(Err(e)) => return Err(e),
             Some(Ok(len)) if len <= buf.len() => len,
@@ -401,26 +405,52 @@ impl HeadParser {
                 if buf.len() < self.scan.pos {
                     self.scan = Scan::START;
                 }
-                match self.advance(buf, cap) {
-                    Ok(Some(len)) => len,
+                match self.advance(buf, limit) {
+                    Ok(Some(len)) => {
+                        self.scan.outcome = Some(Ok(len));
+                        len
+                    }
                     Ok(None) => return Ok(None),
                     Err(e) => return Err(self.fail(e)),
                 }
             }
         };
-        if self.scan.field_lines > cap {
-            // Only when `fields` is shorter than on the call that found the end.
-            return Err(self.fail(Error::TooManyFields));
+        if self.scan.field_lines > fields.len() {
+            // Within the limits but more than the caller's storage holds: not
+            // remembered, so that a call with more storage succeeds.
+            return Err(Error::TooManyFields);
         }
         let version = self.scan.version;
         let form = self.scan.form;
+        let cap = fields.len().min(limit);
         match finish(buf, head_len, cap, version, form, fields) {
-            Ok(head) => {
-                self.scan.outcome = Some(Ok(head_len));
-                Ok(Some(head))
-            }
+            Ok(head) => Ok(Some(head)),
             Err(e) => Err(self.fail(e)),
         }
+    }
+
+    /// The number of field lines of the head so far (of the whole head once
+    /// [`parse`](Self::parse) has found its end): how much storage a call
+    /// to `parse` needs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Field, HeadParser};
+    /// use ringstream_core::{Error, Limits};
+    ///
+    /// let head = b"GET / HTTP/1.1\r\nHost: a\r\nAccept: */*\r\nX-A: 1\r\n\r\n";
+    /// let mut parser = HeadParser::new(Limits::DEFAULT);
+    /// let mut few = [Field::EMPTY; 2];
+    /// assert_eq!(parser.parse(head, &mut few), Err(Error::TooManyFields));
+    /// assert_eq!(parser.field_lines(), 3);
+    /// let mut more = vec![Field::EMPTY; parser.field_lines()];
+    /// let parsed = parser.parse(head, &mut more)?.expect("complete head");
+    /// assert_eq!(parsed.field_count, 3);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub const fn field_lines(&self) -> usize {
+        self.scan.field_lines
     }
 
     fn fail(&mut self, e: Error) -> Error {

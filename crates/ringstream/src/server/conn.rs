@@ -48,8 +48,9 @@ const SMALL_FRAME: usize = 4 * 1024;
 /// (more is made as needed).
 const HEAD_ROOM: usize = 256;
 
-/// Most header fields a request may carry, whatever the configured limit.
-const FIELD_SLOTS: usize = 128;
+/// Header fields parsed into storage on the stack; a request with more
+/// (up to the configured limit) is parsed again into storage of its size.
+const FIELD_SLOTS: usize = 24;
 
 /// Where a piece of the request head lies within the head bytes.
 type Span = (usize, usize);
@@ -254,14 +255,31 @@ where
         let buf = self.stream.buffered();
         let base = buf.as_ptr() as usize;
         let span = |s: &[u8]| (s.as_ptr() as usize - base, s.len());
+        // Most requests fit the small array on the stack; a head with more
+        // fields (up to the limit) is parsed again into storage of its size.
         let mut slots = [Field::EMPTY; FIELD_SLOTS];
-        let head = match self.parser.parse(buf, &mut slots) {
+        let mut more = Vec::new();
+        let parsed = match self.parser.parse(buf, &mut slots) {
+            Err(ringstream_core::Error::TooManyFields)
+                if self.parser.field_lines() > FIELD_SLOTS =>
+            {
+                more.resize(self.parser.field_lines(), Field::EMPTY);
+                self.parser.parse(buf, &mut more)
+            }
+            parsed => parsed,
+        };
+        let head = match parsed {
             Ok(Some(head)) => head,
             Ok(None) => return Ok(None),
             Err(e) => return Err(HeadOutcome::Reject(e.status())),
         };
+        let fields = if more.is_empty() {
+            &slots[..]
+        } else {
+            &more[..]
+        };
         self.fields.clear();
-        for field in slots.get(..head.field_count).unwrap_or_default() {
+        for field in fields.get(..head.field_count).unwrap_or_default() {
             self.fields
                 .push((span(field.name.as_bytes()), span(field.value)));
         }

@@ -134,8 +134,17 @@ impl App {
 
     /// Handle one request.
     pub async fn handle(&self, req: Request<Incoming>) -> Response<AppBody> {
+        match self.respond_now(req) {
+            Ok(response) => response,
+            Err(req) => self.respond_later(req).await,
+        }
+    }
+
+    /// The response, for every route that needs no waiting; the request
+    /// back for the others (`/static/`, `/upload`).
+    fn respond_now(&self, req: Request<Incoming>) -> Result<Response<AppBody>, Request<Incoming>> {
         let path = req.uri().path();
-        match (req.method(), path) {
+        Ok(match (req.method(), path) {
             (&Method::GET | &Method::HEAD, "/") => respond(
                 StatusCode::OK,
                 "text/html; charset=utf-8",
@@ -146,21 +155,31 @@ impl App {
                 stream.into_response().map(AppBody::Events)
             }
             (_, p) if p.starts_with("/static/") && self.inner.static_dir.is_some() => {
-                let Some(mut dir) = self.inner.static_dir.clone() else {
-                    return text(StatusCode::NOT_FOUND, "not found\n");
-                };
-                match dir.call(req).await {
-                    Ok(response) => response.map(AppBody::File),
-                    Err(never) => match never {},
-                }
+                return Err(req)
             }
             (&Method::GET | &Method::HEAD, "/api/livedata") => self.livedata(),
             (&Method::GET | &Method::HEAD, "/metrics") => self.metrics_page(),
             (&Method::GET | &Method::HEAD, p) if p.starts_with("/bytes/") => bytes_page(p),
             (&Method::POST, "/echo") => echo(req),
-            (&Method::POST, "/upload") => upload(req).await,
+            (&Method::POST, "/upload") => return Err(req),
             _ => text(StatusCode::NOT_FOUND, "not found\n"),
+        })
+    }
+
+    /// The routes that wait: for files, or for the whole request body.
+    async fn respond_later(&self, req: Request<Incoming>) -> Response<AppBody> {
+        if req.uri().path().starts_with("/static/") {
+            if let Some(mut dir) = self.inner.static_dir.clone() {
+                return match dir.call(req).await {
+                    Ok(response) => response.map(AppBody::File),
+                    Err(never) => match never {},
+                };
+            }
         }
+        if req.method() == Method::POST && req.uri().path() == "/upload" {
+            return upload(req).await;
+        }
+        text(StatusCode::NOT_FOUND, "not found\n")
     }
 
     /// Print the `/api/livedata` JSON for the installation now (or at the
@@ -212,15 +231,56 @@ impl App {
 impl Service<Request<Incoming>> for App {
     type Response = Response<AppBody>;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<AppBody>, Infallible>> + Send>>;
+    type Future = AppFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, req: Request<Incoming>) -> Self::Future {
-        let app = self.clone();
-        Box::pin(async move { Ok(app.handle(req).await) })
+        match self.respond_now(req) {
+            Ok(response) => AppFuture(Answer::Ready(Some(response))),
+            Err(req) => {
+                let app = self.clone();
+                AppFuture(Answer::Waiting(Box::pin(async move {
+                    app.respond_later(req).await
+                })))
+            }
+        }
+    }
+}
+
+/// The future of [`App`]'s [`Service::call`]: ready at once for the routes
+/// that need no waiting (no allocation), boxed for the others.
+pub struct AppFuture(Answer);
+
+enum Answer {
+    Ready(Option<Response<AppBody>>),
+    Waiting(Pin<Box<dyn Future<Output = Response<AppBody>> + Send>>),
+}
+
+impl Future for AppFuture {
+    type Output = Result<Response<AppBody>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.get_mut().0 {
+            Answer::Ready(response) => match response.take() {
+                Some(response) => Poll::Ready(Ok(response)),
+                None => panic!("AppFuture polled after it completed"),
+            },
+            Answer::Waiting(future) => future.as_mut().poll(cx).map(Ok),
+        }
+    }
+}
+
+impl std::fmt::Debug for AppFuture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match &self.0 {
+            Answer::Ready(Some(_)) => "ready",
+            Answer::Ready(None) => "done",
+            Answer::Waiting(_) => "waiting",
+        };
+        f.debug_tuple("AppFuture").field(&state).finish()
     }
 }
 

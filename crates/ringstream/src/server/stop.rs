@@ -2,7 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use tokio::sync::watch;
 
@@ -18,10 +18,14 @@ type Waiter = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// when the stop begins ([`poll_stopping`](Self::poll_stopping)). The
 /// waiter for the latter is made on the first idle wait and then kept, so
 /// that it joins the channel's waiter list once per connection rather than
-/// once per request.
+/// once per request; and while the task's waker stays the same it is not
+/// even polled again (polling it takes the channel's lock): the waker it
+/// holds wakes the task on the send, and the task then sees the new value.
 pub(crate) struct StopSignal {
     receiver: watch::Receiver<bool>,
     waiter: Option<Waiter>,
+    /// The waker the pending waiter holds.
+    registered: Option<Waker>,
     stopped: bool,
 }
 
@@ -32,6 +36,7 @@ impl StopSignal {
         StopSignal {
             receiver,
             waiter: None,
+            registered: None,
             stopped,
         }
     }
@@ -54,6 +59,19 @@ impl StopSignal {
         if self.stopped {
             return Poll::Ready(());
         }
+        if self
+            .registered
+            .as_ref()
+            .is_some_and(|waker| waker.will_wake(cx.waker()))
+        {
+            if !self.is_stopping() {
+                return Poll::Pending;
+            }
+            self.stopped = true;
+            self.waiter = None;
+            self.registered = None;
+            return Poll::Ready(());
+        }
         let waiter = self.waiter.get_or_insert_with(|| {
             let mut receiver = self.receiver.clone();
             Box::pin(async move {
@@ -62,9 +80,13 @@ impl StopSignal {
                 }
             })
         });
-        ready!(waiter.as_mut().poll(cx));
+        if waiter.as_mut().poll(cx).is_pending() {
+            self.registered = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
         self.stopped = true;
         self.waiter = None;
+        self.registered = None;
         Poll::Ready(())
     }
 }
@@ -87,6 +109,41 @@ mod tests {
         assert!(signal.is_stopping());
         // Ready again afterwards, without polling a finished future.
         poll_fn(|cx| signal.poll_stopping(cx)).await;
+    }
+
+    /// A task waiting on the signal (polled many times with the same waker,
+    /// as an idle connection is between requests) is woken by the send
+    /// alone: nothing else wakes it after the last nudge.
+    #[tokio::test]
+    async fn an_idle_task_is_woken_by_the_send() {
+        let (stop, receiver) = watch::channel(false);
+        let (nudge, mut nudged) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel::<u32>();
+        let task = tokio::spawn(async move {
+            let mut signal = StopSignal::new(receiver);
+            let mut polls = 0u32;
+            loop {
+                tokio::select! {
+                    biased;
+                    () = poll_fn(|cx| signal.poll_stopping(cx)) => return polls,
+                    Some(()) = nudged.recv() => {
+                        polls += 1;
+                        let _ = seen_tx.send(polls);
+                    }
+                }
+            }
+        });
+        for n in 1..=5 {
+            nudge.send(()).unwrap();
+            assert_eq!(seen.recv().await, Some(n));
+        }
+        stop.send(true).unwrap();
+        let polls = tokio::time::timeout(std::time::Duration::from_secs(5), task)
+            .await
+            .expect("the send wakes the task")
+            .unwrap();
+        assert_eq!(polls, 5);
+        drop(nudge);
     }
 
     #[tokio::test]

@@ -134,17 +134,17 @@ impl App {
 
     /// Handle one request.
     pub async fn handle(&self, req: Request<Incoming>) -> Response<AppBody> {
-        match self.respond_now(req) {
-            Ok(response) => response,
-            Err(req) => self.respond_later(req).await,
+        match self.route(req) {
+            Routed::Now(response) => response,
+            Routed::Later(req) => self.respond_later(req).await,
         }
     }
 
     /// The response, for every route that needs no waiting; the request
     /// back for the others (`/static/`, `/upload`).
-    fn respond_now(&self, req: Request<Incoming>) -> Result<Response<AppBody>, Request<Incoming>> {
+    fn route(&self, req: Request<Incoming>) -> Routed {
         let path = req.uri().path();
-        Ok(match (req.method(), path) {
+        Routed::Now(match (req.method(), path) {
             (&Method::GET | &Method::HEAD, "/") => respond(
                 StatusCode::OK,
                 "text/html; charset=utf-8",
@@ -155,13 +155,13 @@ impl App {
                 stream.into_response().map(AppBody::Events)
             }
             (_, p) if p.starts_with("/static/") && self.inner.static_dir.is_some() => {
-                return Err(req)
+                return Routed::Later(req)
             }
             (&Method::GET | &Method::HEAD, "/api/livedata") => self.livedata(),
             (&Method::GET | &Method::HEAD, "/metrics") => self.metrics_page(),
             (&Method::GET | &Method::HEAD, p) if p.starts_with("/bytes/") => bytes_page(p),
             (&Method::POST, "/echo") => echo(req),
-            (&Method::POST, "/upload") => return Err(req),
+            (&Method::POST, "/upload") => return Routed::Later(req),
             _ => text(StatusCode::NOT_FOUND, "not found\n"),
         })
     }
@@ -238,9 +238,9 @@ impl Service<Request<Incoming>> for App {
     }
 
     fn call(&mut self, req: Request<Incoming>) -> Self::Future {
-        match self.respond_now(req) {
-            Ok(response) => AppFuture(Answer::Ready(Some(response))),
-            Err(req) => {
+        match self.route(req) {
+            Routed::Now(response) => AppFuture(Answer::Ready(Some(response))),
+            Routed::Later(req) => {
                 let app = self.clone();
                 AppFuture(Answer::Waiting(Box::pin(async move {
                     app.respond_later(req).await
@@ -250,10 +250,20 @@ impl Service<Request<Incoming>> for App {
     }
 }
 
+/// Where [`App::route`] sent a request.
+enum Routed {
+    /// Answered at once.
+    Now(Response<AppBody>),
+    /// To be answered by [`App::respond_later`].
+    Later(Request<Incoming>),
+}
+
 /// The future of [`App`]'s [`Service::call`]: ready at once for the routes
 /// that need no waiting (no allocation), boxed for the others.
 pub struct AppFuture(Answer);
 
+// The ready response is kept inline: answering must not allocate.
+#[allow(clippy::large_enum_variant)]
 enum Answer {
     Ready(Option<Response<AppBody>>),
     Waiting(Pin<Box<dyn Future<Output = Response<AppBody>> + Send>>),

@@ -1,6 +1,6 @@
 //! `http`: requests per second of `ringstream serve` and the hyper peer on
 //! the same endpoints, driven by the same load generator (wrk), at 1 and 64
-//! connections, alternating A/B/A/B; medians and ratios.
+//! connections, alternating A/B, B/A; medians and ratios.
 //!
 //! Beside requests per second it reports the server's CPU time per request
 //! (its threads' run time from `/proc`, divided by the requests wrk
@@ -177,8 +177,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 wrk(server, path, connections, &warm)?;
             }
             let (total0, steal0) = machine_ticks()?;
-            for _ in 0..args.rounds {
-                for (i, server) in [&ringstream, &hyper].into_iter().enumerate() {
+            // A/B then B/A, so that neither server always runs first.
+            for round in 0..args.rounds {
+                let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+                for i in order {
+                    let server = [&ringstream, &hyper][i];
                     samples[i].push(wrk(server, path, connections, args)?);
                 }
             }

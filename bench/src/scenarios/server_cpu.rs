@@ -6,9 +6,11 @@
 //! No sockets, no kernel and no second CPU are involved, so what differs
 //! between the two is the servers' own user-space work per request: head
 //! parsing, request and response building, body framing and the
-//! connection's bookkeeping. The client, the pipe and the application (the
-//! same `App` code on both) add the same cost to each side, so the ratio
-//! understates the difference between the servers themselves. Short
+//! connection's bookkeeping, plus each side's handler: ringstream's `App`
+//! and the peer's own handler (`peer::handle`), which answer the same
+//! routes with the same bodies and headers and share the page-printing
+//! code. The client and the pipe add the same cost to each side, so the
+//! ratio understates the difference between the servers themselves. Short
 //! batches of requests alternate between the servers (A/B/A/B), each
 //! reports the median over its batches of the thread's CPU time per
 //! request, and the ratio is the median of the ratios of neighbouring
@@ -99,8 +101,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             }
             let mut cpu: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
             let mut allocs: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-            for _ in 0..args.rounds {
-                for (i, client) in clients.iter_mut().enumerate() {
+            for round in 0..args.rounds {
+                let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+                for i in order {
+                    let client = &mut clients[i];
                     alloc::reset();
                     let t0 = thread_cpu_time();
                     for _ in 0..args.requests {

@@ -36,8 +36,11 @@ impl ServerProcess {
         proc_status_kib(self.pid(), "VmHWM:").map(|k| k * 1024)
     }
 
-    /// CPU time the process's threads have run so far, in nanoseconds: the
-    /// sum of `/proc/PID/task/*/schedstat`. Time the hypervisor stole
+    /// CPU time the process's live threads have run so far, in
+    /// nanoseconds: the sum of `/proc/PID/task/*/schedstat`. Threads that
+    /// have exited are not counted (the servers' runtime threads live as
+    /// long as they do; the endpoints measured use no blocking pool). On
+    /// kernels with paravirtual steal accounting, time the hypervisor stole
     /// from the virtual CPU is not in it, which makes it steadier than
     /// wall-clock throughput on a shared machine.
     pub fn cpu_ns(&self) -> anyhow::Result<u64> {

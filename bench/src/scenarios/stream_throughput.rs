@@ -100,10 +100,9 @@ fn pair() -> io::Result<(std::net::TcpStream, std::net::TcpStream)> {
 
 /// The sending side: blocking writes from one reused buffer on its own
 /// thread, then a shutdown of the write half. Returns its CPU time.
-fn send(mut writer: std::net::TcpStream, size: usize) -> io::Result<Duration> {
+fn send(mut writer: std::net::TcpStream, buffer: &[u8], size: usize) -> io::Result<Duration> {
     use std::io::Write as _;
     let cpu0 = thread_cpu_time();
-    let buffer = vec![0x5a_u8; WRITE_BUFFER];
     let mut left = size;
     while left > 0 {
         let n = left.min(WRITE_BUFFER);
@@ -187,9 +186,11 @@ fn run_once(v: Variant, size: usize, block: usize, placement: Placement) -> anyh
             // Meet the reader even when pinning fails, so that it is never
             // left waiting; the socket then closes early and it errors out.
             let pinned = placement.writer.map_or(Ok(()), super::pin_current_thread);
+            // Allocated before the reader starts counting allocations.
+            let buffer = vec![0x5a_u8; WRITE_BUFFER];
             start.wait();
             pinned?;
-            Ok(send(writer, size)?)
+            Ok(send(writer, &buffer, size)?)
         });
         let receiver = scope.spawn(|| -> anyhow::Result<(Duration, Duration, Snapshot, usize)> {
             let setup = placement
@@ -351,6 +352,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     );
     ensure!(args.rounds > 0, "--rounds must be positive");
     ensure!(args.segment > 0, "--segment must be positive");
+    ensure!(
+        size <= args.segment || size % args.segment == 0,
+        "--size ({size} bytes) must be a multiple of --segment ({} bytes) when larger",
+        args.segment
+    );
     let variants: Vec<(Variant, &'static str)> = VARIANTS
         .into_iter()
         .filter(|(_, name)| args.variants.is_empty() || args.variants.iter().any(|o| o == name))

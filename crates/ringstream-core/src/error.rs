@@ -48,7 +48,10 @@ pub enum Error {
     InvalidFieldValue,
     /// The head is larger than [`Limits::max_head_len`](crate::Limits).
     HeadTooLarge,
-    /// More fields than [`Limits::max_fields`](crate::Limits).
+    /// More fields than [`Limits::max_fields`](crate::Limits); also
+    /// returned, without ending the parse, when the field storage passed to
+    /// [`HeadParser::parse`](crate::h1::HeadParser::parse) is too short for
+    /// a head within the limit.
     TooManyFields,
     /// An HTTP/1.1 request without a `Host` field (RFC 9112 §3.2).
     MissingHost,

@@ -392,6 +392,9 @@ impl HeadParser {
     /// `max_head_len` bytes without a complete head, and
     /// [`Error::TargetTooLong`] as soon as the request-target grows past
     /// `max_target_len`, even before the head is complete.
+    /// [`Error::TooManyFields`] is final when the head has more fields than
+    /// the limits allow; when only `fields` is too short, the same call
+    /// with more storage succeeds.
     pub fn parse<'b>(
         &mut self,
         buf: &'b [u8],

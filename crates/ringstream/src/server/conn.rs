@@ -261,7 +261,8 @@ where
         let mut more = Vec::new();
         let parsed = match self.parser.parse(buf, &mut slots) {
             Err(ringstream_core::Error::TooManyFields)
-                if self.parser.field_lines() > FIELD_SLOTS =>
+                if self.parser.field_lines() > FIELD_SLOTS
+                    && self.parser.field_lines() <= self.parser.limits().max_fields =>
             {
                 more.resize(self.parser.field_lines(), Field::EMPTY);
                 self.parser.parse(buf, &mut more)

@@ -74,11 +74,14 @@ impl StopSignal {
         }
         let waiter = self.waiter.get_or_insert_with(|| {
             let mut receiver = self.receiver.clone();
-            Box::pin(async move {
+            // Outside tokio's per-task budget: with the budget spent,
+            // `wait_for` would return `Pending` without joining the waiter
+            // list, and the skip above would then never poll it again.
+            Box::pin(tokio::task::unconstrained(async move {
                 if receiver.wait_for(|stop| *stop).await.is_err() {
                     std::future::pending::<()>().await;
                 }
-            })
+            }))
         });
         if waiter.as_mut().poll(cx).is_pending() {
             self.registered = Some(cx.waker().clone());
@@ -144,6 +147,49 @@ mod tests {
             .unwrap();
         assert_eq!(polls, 5);
         drop(nudge);
+    }
+
+    /// The first wait may come when the task has spent its tokio budget
+    /// (a burst of pipelined requests): the waiter must still join the
+    /// channel's waiter list, or the send would never wake the task.
+    #[tokio::test]
+    async fn a_first_wait_with_the_budget_spent_is_still_woken() {
+        let (stop, receiver) = watch::channel(false);
+        let (waiting_tx, waiting) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let mut signal = StopSignal::new(receiver);
+            let mut waiting_tx = Some(waiting_tx);
+            let mut first = true;
+            poll_fn(|cx| {
+                if first {
+                    first = false;
+                    // Spend the budget within this poll.
+                    loop {
+                        let mut spend = Box::pin(tokio::task::consume_budget());
+                        if spend.as_mut().poll(cx).is_pending() {
+                            break;
+                        }
+                    }
+                }
+                let polled = signal.poll_stopping(cx);
+                if polled.is_pending() {
+                    if let Some(tx) = waiting_tx.take() {
+                        let _ = tx.send(());
+                    }
+                }
+                polled
+            })
+            .await;
+        });
+        waiting.await.unwrap();
+        // Let the task settle: it is re-polled once after the budget's own
+        // wake-up, then nothing but the send can wake it.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        stop.send(true).unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(5), task)
+            .await
+            .expect("the send wakes the task")
+            .unwrap();
     }
 
     #[tokio::test]

@@ -1,7 +1,8 @@
 //! `upload`: stream a large body (1 GiB by default) to `POST /upload` of
 //! `ringstream serve` and of the hyper peer, chunked and with a
-//! `Content-Length`, and report throughput and the server's peak resident
-//! memory growth (from `/proc`).
+//! `Content-Length`, and report throughput, the server's CPU time per
+//! upload (steadier than throughput on a shared machine; see `http`) and
+//! its peak resident memory growth (from `/proc`).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -101,17 +102,24 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     for chunked in [true, false] {
         let framing = if chunked { "chunked" } else { "fixed" };
         let mut seconds = [Vec::new(), Vec::new()];
+        let mut cpu = [Vec::new(), Vec::new()];
         let mut growth = [0u64, 0u64];
-        for _ in 0..args.rounds {
-            for (i, server) in servers.iter().enumerate() {
+        // A/B then B/A, so that neither server always runs first.
+        for round in 0..args.rounds {
+            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            for i in order {
+                let server = &servers[i];
                 let before = server.rss()?;
                 server.reset_peak()?;
+                let cpu_before = server.cpu_ns()?;
                 seconds[i].push(upload(server, size, chunked, args.write_size).context("upload")?);
+                cpu[i].push(server.cpu_ns()?.saturating_sub(cpu_before) as f64 / 1e9);
                 let peak = server.peak_rss()?;
                 growth[i] = growth[i].max(peak.saturating_sub(before));
             }
         }
         let medians = [super::median(&seconds[0]), super::median(&seconds[1])];
+        let cpu_medians = [super::median(&cpu[0]), super::median(&cpu[1])];
         let gbps = [
             size as f64 / medians[0] / 1e9,
             size as f64 / medians[1] / 1e9,
@@ -131,16 +139,23 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     ("gbps".into(), json!(gbps[i])),
                     ("rss_growth_bytes".into(), json!(growth[i])),
                     ("ratio_to_hyper".into(), json!(gbps[i] / gbps[1])),
+                    ("server_cpu_seconds".into(), json!(cpu_medians[i])),
+                    (
+                        "cpu_ratio_to_hyper".into(),
+                        json!(cpu_medians[1] / cpu_medians[i]),
+                    ),
                 ],
             });
             if !args.common.json {
                 println!(
-                    "{:<20} {:>8.3} s  {:>6.3} GB/s  peak RSS growth {:>8.1} KiB  ratio to hyper {:.2}",
+                    "{:<20} {:>8.3} s  {:>6.3} GB/s  peak RSS growth {:>8.1} KiB  ratio to hyper {:.2}  server CPU {:>6.3} s  CPU ratio {:.2}",
                     format!("{}-{framing}", server.name),
                     medians[i],
                     gbps[i],
                     growth[i] as f64 / 1024.0,
-                    gbps[i] / gbps[1]
+                    gbps[i] / gbps[1],
+                    cpu_medians[i],
+                    cpu_medians[1] / cpu_medians[i],
                 );
             }
         }

@@ -352,7 +352,7 @@ where
 /// Largest read, in bytes, that reading a long body asks of the transport
 /// (a body's pieces are never larger than this or the stream's
 /// `maximum_read_size`; shorter bodies use the stream's normal block).
-pub const LARGE_BODY_READ: usize = 256 * 1024;
+pub const LARGE_BODY_READ: usize = 512 * 1024;
 
 /// Pull the next piece of body data off `stream` through `decoder`.
 ///

@@ -1219,3 +1219,105 @@ fn short_field_storage_can_be_retried_with_more() {
         Err(Error::TooManyFields)
     );
 }
+
+// ---- httparse as a reference tokenizer ----------------------------------------------
+
+/// Method, target and fields (name, value) of a head.
+type Tokens = (String, String, Vec<(String, Vec<u8>)>);
+
+/// What `httparse` makes of a complete head: method, target and fields with
+/// the values trimmed of surrounding whitespace (which `httparse` leaves
+/// trailing).
+fn httparse_tokens(wire: &[u8]) -> Option<Tokens> {
+    let mut headers = [httparse::EMPTY_HEADER; 128];
+    let mut req = httparse::Request::new(&mut headers);
+    match req.parse(wire) {
+        Ok(httparse::Status::Complete(_)) => {}
+        _ => return None,
+    }
+    let trim = |v: &[u8]| {
+        let v = v.trim_ascii_start();
+        let end = v
+            .iter()
+            .rposition(|&b| b != b' ' && b != b'\t')
+            .map_or(0, |p| p + 1);
+        v[..end].to_vec()
+    };
+    Some((
+        req.method?.to_owned(),
+        req.path?.to_owned(),
+        req.headers
+            .iter()
+            .map(|h| (h.name.to_owned(), trim(h.value)))
+            .collect(),
+    ))
+}
+
+/// Checks that a head ringstream accepts is tokenized exactly as `httparse`
+/// tokenizes it.
+fn check_same_tokens_as_httparse(wire: &[u8]) -> Result<(), TestCaseError> {
+    if let Ok(Some(p)) = parse_limits(wire, Limits::DEFAULT) {
+        let reference = httparse_tokens(&wire[..p.head_len]);
+        prop_assert!(reference.is_some(), "httparse refuses an accepted head");
+        let (method, target, fields) = reference.unwrap_or_default();
+        prop_assert_eq!(&p.method, &method);
+        prop_assert_eq!(&p.target, &target);
+        prop_assert_eq!(&p.fields, &fields);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    /// Generated heads with arbitrary field values (obs-text, tabs and
+    /// whitespace around them included) split into the same method, target
+    /// and fields as `httparse` finds.
+    #[test]
+    fn fields_match_httparse(
+        method in "[A-Z]{1,7}",
+        path in "/[a-zA-Z0-9/._~?=&-]{0,30}(%[0-9A-F]{2})?",
+        fields in proptest::collection::vec(
+            ("[A-Za-z0-9!#$&'*+.^_`|~-]{1,12}", "[ \t]{0,2}", proptest::collection::vec(
+                prop_oneof![0x20u8..0x7f, 0x80u8..=0xff, Just(b'\t')], 0..24), "[ \t]{0,2}"),
+            0..12),
+        leading_empty_lines in 0usize..3,
+    ) {
+        let mut wire = b"\r\n".repeat(leading_empty_lines);
+        wire.extend_from_slice(format!("{method} {path} HTTP/1.1\r\nHost: example.com\r\n").as_bytes());
+        for (name, before, value, after) in &fields {
+            let lower = name.to_ascii_lowercase();
+            if ["host", "content-length", "transfer-encoding", "expect", "connection"]
+                .contains(&lower.as_str())
+            {
+                continue;
+            }
+            wire.extend_from_slice(format!("{name}:{before}").as_bytes());
+            wire.extend_from_slice(value);
+            wire.extend_from_slice(format!("{after}\r\n").as_bytes());
+        }
+        wire.extend_from_slice(b"\r\n");
+        prop_assert!(matches!(parse_limits(&wire, Limits::DEFAULT), Ok(Some(_))), "generated head refused");
+        check_same_tokens_as_httparse(&wire)?;
+    }
+
+    /// Mutated valid heads: whenever ringstream accepts one, `httparse`
+    /// tokenizes it the same way.
+    #[test]
+    fn accepted_mutations_match_httparse(
+        which in 0usize..5,
+        edits in proptest::collection::vec((any::<u16>(), any::<u8>(), 0u8..3), 1..6),
+    ) {
+        let mut wire = valid_heads()[which].clone();
+        for (pos, byte, op) in edits {
+            let at = usize::from(pos) % (wire.len() + 1);
+            match op {
+                0 if at < wire.len() => wire[at] = byte,
+                1 => wire.insert(at, byte),
+                _ if at < wire.len() => { wire.remove(at); }
+                _ => wire.push(byte),
+            }
+        }
+        check_same_tokens_as_httparse(&wire)?;
+    }
+}

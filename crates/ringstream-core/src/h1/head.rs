@@ -14,8 +14,9 @@
 //!
 //! The bytes are first scanned for the end of the head, line by line, and
 //! each line is validated as soon as its CRLF arrives, so garbage is
-//! rejected early. The complete head is then tokenized with `httparse` and
-//! its fields are interpreted. The choices made where the RFCs allow more
+//! rejected early. The complete head is then split into its request line
+//! and fields (one pass over bytes already known to be well formed) and its
+//! fields are interpreted. The choices made where the RFCs allow more
 //! than one behaviour:
 //!
 //! - **Line endings** (RFC 9112 §2.2): only CRLF ends a line. A bare CR is
@@ -65,16 +66,14 @@
 //! `Host`, `Transfer-Encoding` on HTTP/1.0, both `Content-Length` and
 //! `Transfer-Encoding`, and the transfer codings.
 
-use core::mem::MaybeUninit;
-
 use super::{is_field_value, is_token, BodyFraming, Version};
 use crate::{Error, Limits};
 
 /// The most fields a head may carry, whatever [`Limits::max_fields`] says:
 /// a larger `max_fields` is clamped to this count (fields, not bytes).
 ///
-/// The parser tokenizes fields into a stack array of this many entries, so
-/// parsing allocates nothing on the heap.
+/// Parsing allocates nothing: the fields are written into the caller's
+/// storage.
 pub const MAX_FIELDS: usize = 128;
 
 /// One field line of a request head: a name and its value.
@@ -288,6 +287,9 @@ struct Scan {
     pos: usize,
     /// Start of the line being scanned.
     line_start: usize,
+    /// Start of the request line (after any empty lines before it), once
+    /// validated.
+    request_line_start: usize,
     /// The request line has been seen and validated.
     request_line_done: bool,
     /// Offset of the first SP of the request line, once seen.
@@ -308,6 +310,7 @@ impl Scan {
     const START: Scan = Scan {
         pos: 0,
         line_start: 0,
+        request_line_start: 0,
         request_line_done: false,
         first_sp: None,
         target_done: false,
@@ -423,10 +426,7 @@ impl HeadParser {
             // remembered, so that a call with more storage succeeds.
             return Err(Error::TooManyFields);
         }
-        let version = self.scan.version;
-        let form = self.scan.form;
-        let cap = fields.len().min(limit);
-        match finish(buf, head_len, cap, version, form, fields) {
+        match finish(buf, head_len, &self.scan, fields) {
             Ok(head) => Ok(Some(head)),
             Err(e) => Err(self.fail(e)),
         }
@@ -499,6 +499,7 @@ impl HeadParser {
                     let rl = request_line(line, &self.limits)?;
                     s.version = rl.version;
                     s.form = rl.form;
+                    s.request_line_start = s.line_start;
                     s.request_line_done = true;
                 }
             } else if line.is_empty() {
@@ -711,58 +712,58 @@ fn field_line(line: &[u8], first: bool) -> Result<(), Error> {
     Ok(())
 }
 
-/// Tokenizes the complete, already line-validated head with `httparse`,
-/// copies the fields out and interprets them.
+/// Splits the complete head, every line of which the scan has validated,
+/// into its request line and fields, then interprets the fields.
+///
+/// The validation guarantees the shapes relied on here: lines end in CRLF,
+/// the request line is `method SP target SP version` with ASCII method and
+/// target, and each field line is `token ":" value` with the field count
+/// within the caller's storage.
 fn finish<'b>(
     buf: &'b [u8],
     head_len: usize,
-    cap: usize,
-    version: Version,
-    target_form: TargetForm,
+    scan: &Scan,
     fields: &mut [Field<'b>],
 ) -> Result<RequestHead<'b>, Error> {
     let head = buf.get(..head_len).ok_or(Error::MalformedHead)?;
-    let mut storage: [MaybeUninit<httparse::Header<'b>>; MAX_FIELDS] =
-        [const { MaybeUninit::uninit() }; MAX_FIELDS];
-    let storage = storage.get_mut(..cap).ok_or(Error::TooManyFields)?;
-    let mut req = httparse::Request::new(&mut []);
-    let parsed = req.parse_with_uninit_headers(head, storage);
-    // Every line was validated during the scan, by rules at least as strict
-    // as httparse's; a disagreement is a bug here, caught by tests and fuzzing.
-    debug_assert!(
-        matches!(parsed, Ok(httparse::Status::Complete(n)) if n == head_len),
-        "httparse disagrees with the line validation: {parsed:?}"
-    );
-    match parsed {
-        Ok(httparse::Status::Complete(n)) if n == head_len => {}
-        Err(httparse::Error::TooManyHeaders) => return Err(Error::TooManyFields),
-        _ => return Err(Error::MalformedHead),
-    }
-    let (Some(method), Some(target), Some(minor)) = (req.method, req.path, req.version) else {
-        return Err(Error::MalformedHead);
+    let mut lines = ValidatedLines {
+        rest: head.get(scan.request_line_start..).unwrap_or_default(),
     };
-    let parsed_version = if minor == 1 {
-        Version::Http11
-    } else {
-        Version::Http10
-    };
-    debug_assert_eq!(parsed_version, version);
-    if parsed_version != version {
-        return Err(Error::MalformedHead);
-    }
-    let field_count = req.headers.len();
-    let out = fields.get_mut(..field_count).ok_or(Error::TooManyFields)?;
-    for (dst, src) in out.iter_mut().zip(req.headers.iter()) {
-        *dst = Field {
-            name: src.name,
-            value: src.value,
+    let line = lines.next().ok_or(Error::MalformedHead)?;
+    let sp1 = line
+        .iter()
+        .position(|&b| b == b' ')
+        .ok_or(Error::MalformedHead)?;
+    let rest = line.get(sp1 + 1..).unwrap_or_default();
+    let sp2 = rest
+        .iter()
+        .position(|&b| b == b' ')
+        .ok_or(Error::MalformedHead)?;
+    let method = ascii(line.get(..sp1))?;
+    let target = ascii(rest.get(..sp2))?;
+
+    let mut field_count = 0;
+    for line in lines {
+        if line.is_empty() {
+            break;
+        }
+        let slot = fields.get_mut(field_count).ok_or(Error::TooManyFields)?;
+        let colon = line
+            .iter()
+            .position(|&b| b == b':')
+            .ok_or(Error::MalformedHead)?;
+        *slot = Field {
+            name: ascii(line.get(..colon))?,
+            value: trim_ows(line.get(colon + 1..).unwrap_or_default()),
         };
+        field_count += 1;
     }
-    let meaning = interpret(out, version)?;
+    let version = scan.version;
+    let meaning = interpret(fields.get(..field_count).unwrap_or_default(), version)?;
     Ok(RequestHead {
         method,
         target,
-        target_form,
+        target_form: scan.form,
         version,
         field_count,
         framing: meaning.framing,
@@ -770,6 +771,27 @@ fn finish<'b>(
         expect_continue: meaning.expect_continue,
         head_len,
     })
+}
+
+/// The lines of validated head bytes, without their CRLF.
+struct ValidatedLines<'b> {
+    rest: &'b [u8],
+}
+
+impl<'b> Iterator for ValidatedLines<'b> {
+    type Item = &'b [u8];
+
+    fn next(&mut self) -> Option<&'b [u8]> {
+        let end = find_line_end(self.rest)?;
+        let line = self.rest.get(..end);
+        self.rest = self.rest.get(end + 2..).unwrap_or_default();
+        line
+    }
+}
+
+/// A validated token or request-target as `&str` (ASCII by validation).
+fn ascii(bytes: Option<&[u8]>) -> Result<&str, Error> {
+    core::str::from_utf8(bytes.unwrap_or_default()).map_err(|_| Error::MalformedHead)
 }
 
 /// What the fields say about the message.

@@ -52,6 +52,10 @@ const HEAD_ROOM: usize = 256;
 /// (up to the configured limit) is parsed again into storage of its size.
 const FIELD_SLOTS: usize = 24;
 
+/// Largest capacity of a response's field map kept for the next request's
+/// fields: a response with hundreds of fields does not pin its map.
+const SPARE_HEADERS_CAPACITY: usize = 64;
+
 /// Where a piece of the request head lies within the head bytes.
 type Span = (usize, usize);
 
@@ -104,6 +108,9 @@ pub(crate) struct Connection<T, S> {
     date: DateCache,
     /// The idle and head-read deadline of this connection.
     timer: Pin<Box<Sleep>>,
+    /// The last response's (emptied) field map, kept to hold the next
+    /// request's fields: one allocation and one free less per request.
+    spare_headers: Option<HeaderMap>,
 }
 
 impl<T, S, B> Connection<T, S>
@@ -131,6 +138,7 @@ where
             fields: Vec::new(),
             date: DateCache::new(),
             timer: Box::pin(sleep_until(tokio::time::Instant::now())),
+            spare_headers: None,
         }
     }
 
@@ -302,7 +310,13 @@ where
         let shared = |(at, len): Span| head.slice(at..at + len);
         let method = Method::from_bytes(bytes(spans.method)).map_err(|_| 400u16)?;
         let uri = Uri::from_maybe_shared(shared(spans.target)).map_err(|_| 400u16)?;
-        let mut headers = HeaderMap::with_capacity(self.fields.len());
+        let mut headers = match self.spare_headers.take() {
+            Some(mut spare) => {
+                spare.reserve(self.fields.len());
+                spare
+            }
+            None => HeaderMap::with_capacity(self.fields.len()),
+        };
         for &(name, value) in &self.fields {
             let name = HeaderName::from_bytes(bytes(name)).map_err(|_| 400u16)?;
             let value = HeaderValue::from_maybe_shared(shared(value)).map_err(|_| 400u16)?;
@@ -412,6 +426,7 @@ where
             self.reject(500).await;
             return Ok(false);
         }
+        self.keep_spare_headers(parts.headers);
         self.metrics.record_status(status);
         let sent = self.write_body(body, framing, &mut pump).await;
         let bytes_sent = match sent {
@@ -531,6 +546,15 @@ where
             &date,
             !keep_alive,
         )
+    }
+
+    /// Keep a response's field map, emptied, for the next request's fields
+    /// (unless it grew unusually large).
+    fn keep_spare_headers(&mut self, mut headers: HeaderMap) {
+        if headers.capacity() <= SPARE_HEADERS_CAPACITY {
+            headers.clear();
+            self.spare_headers = Some(headers);
+        }
     }
 
     /// Write the response body; returns the body bytes sent.

@@ -655,9 +655,19 @@ impl RingBuffer {
         // head < cap (or 0) and len <= cap, so `end` cannot overflow. When
         // the data wraps, `end > cap >= buf.len()`.
         let end = self.head + self.len;
-        if end == self.buf.len() && src.len() <= self.cap - end {
-            self.buf.extend_from_slice(src);
-            self.len += src.len();
+        let n = src.len();
+        if end == self.buf.len() && n <= self.cap - end {
+            // SAFETY: `end + n <= cap <= buf.capacity()` (the storage is
+            // always allocated with at least `cap` bytes), so the `n` bytes
+            // after the initialised `end` are inside the allocation; `src`
+            // cannot overlap them (it is a shared borrow while `self` is
+            // borrowed mutably); after the copy the first `end + n` bytes
+            // are initialised.
+            unsafe {
+                core::ptr::copy_nonoverlapping(src.as_ptr(), self.buf.as_mut_ptr().add(end), n);
+                self.buf.set_len(end + n);
+            }
+            self.len += n;
             true
         } else {
             false
@@ -1054,6 +1064,38 @@ mod tests {
         assert_eq!(r.capacity(), MIN_GROWTH);
         assert_eq!(r.head, 3);
         assert_eq!(r.as_slices(), (&b"defghi"[..], &b""[..]));
+    }
+
+    /// The unchecked copy of the append fast path: exactly up to the
+    /// capacity, one byte over it, after growth (storage larger than the
+    /// initialised part), after a consume (data not starting at 0) and with
+    /// the data wrapped (the fast path must refuse). Run under Miri too.
+    #[test]
+    fn append_fast_path_edges() {
+        let mut r = RingBuffer::with_capacity(8);
+        assert!(r.try_write_contiguous(b""));
+        assert!(r.try_write_contiguous(b"abcdefgh"));
+        assert!(!r.try_write_contiguous(b"i"));
+        assert_eq!(contents(&r), b"abcdefgh");
+        assert_eq!(r.write(b"i"), 1); // grows
+        let cap = r.capacity();
+        assert!(cap > 9);
+        let fill = alloc::vec![b'x'; cap - 9];
+        assert!(r.try_write_contiguous(&fill));
+        assert!(!r.try_write_contiguous(b"y"));
+        assert_eq!(r.len(), cap);
+
+        let mut r = RingBuffer::with_capacity(8);
+        r.write(b"abcdef");
+        r.consume(4);
+        assert!(r.try_write_contiguous(b"gh"));
+        assert!(!r.try_write_contiguous(b"i"));
+        assert_eq!(r.write(b"ij"), 2); // wraps
+        assert!(!r.try_write_contiguous(b"k"));
+        assert_eq!(contents(&r), b"efghij");
+        r.consume(6);
+        assert_eq!(r.write(b"kl"), 2);
+        assert_eq!(contents(&r), b"kl");
     }
 
     #[test]

@@ -185,6 +185,27 @@ fn buffered_io_write_and_fmt_write() {
     assert_eq!(bytes, "HTTP io 1\nfmt 2!?");
 }
 
+/// `fmt::Write::write_char` appends the character's UTF-8 bytes, through
+/// growth, and fails on a streaming body or once the body was sent.
+#[test]
+fn fmt_write_char_appends_utf8_and_grows() {
+    use std::fmt::Write as _;
+    let mut body = ResponseStream::with_capacity(2);
+    for c in ['a', 'é', '€', '🦀', 'z'] {
+        body.write_char(c).unwrap();
+    }
+    assert_eq!(body.len(), "aé€🦀z".len());
+    let bytes = rt().block_on(body.collect()).unwrap().to_bytes();
+    assert_eq!(bytes, "aé€🦀z");
+
+    let (_writer, mut streaming) = ResponseStream::streaming(16);
+    assert!(streaming.write_char('x').is_err());
+    let mut sent = ResponseStream::buffered();
+    sent.write_char('x').unwrap();
+    assert!(matches!(poll_once(&mut sent), Poll::Ready(Some(Ok(_)))));
+    assert!(sent.write_char('y').is_err());
+}
+
 #[test]
 fn buffered_writes_after_sending_fail() {
     let mut body = ResponseStream::buffered();

@@ -393,6 +393,20 @@ impl fmt::Write for ResponseStream {
         }
         self.append_out_of_line(s.as_bytes())
     }
+
+    /// One character: as [`write_str`](Self::write_str), without going
+    /// through a `&str`.
+    #[inline]
+    fn write_char(&mut self, c: char) -> fmt::Result {
+        let mut utf8 = [0u8; 4];
+        let bytes = c.encode_utf8(&mut utf8).as_bytes();
+        if let Kind::Buffered(b) = &mut self.kind {
+            if b.try_append_fast(bytes) {
+                return Ok(());
+            }
+        }
+        self.append_out_of_line(bytes)
+    }
 }
 
 impl ResponseStream {

@@ -1026,9 +1026,8 @@ impl std::io::BufRead for RingBuffer {
 #[inline(always)]
 unsafe fn copy_small_or_bulk(src: *const u8, dst: *mut u8, n: usize) {
     use core::ptr::{copy_nonoverlapping, read_unaligned, write_unaligned};
-    // SAFETY (all blocks below): every access lies within the first `n`
-    // bytes of `src` and `dst`, which the caller guarantees are valid and
-    // disjoint: for 8 <= n <= 16 the moves cover [0, 8) and [n - 8, n),
+    // SAFETY: every access lies within the first `n` bytes of `src` and
+    // `dst`, which the caller guarantees are valid and disjoint: for 8 <= n <= 16 the moves cover [0, 8) and [n - 8, n),
     // for 4 <= n < 8 [0, 4) and [n - 4, n), for n < 4 single bytes at 0,
     // n / 2 and n - 1. Unaligned reads and writes are used, so no alignment
     // is assumed.

@@ -613,6 +613,21 @@ fn rfc9112_2_2_bare_cr_rejected() {
     reject(b"\rGET / HTTP/1.1\r\nHost: a\r\n\r\n", Error::BareCr);
 }
 
+/// A bad method or an overlong target ahead of a bare CR or LF is what is
+/// reported: the first offending byte decides, whole or trickled.
+#[test]
+fn request_line_errors_come_before_a_bad_line_end() {
+    reject(b"G@T / HTTP/1.1\rX", Error::InvalidMethod);
+    reject(b"G@T / HTTP/1.1\nX", Error::InvalidMethod);
+    let long = format!(
+        "GET /{} HTTP/1.1\rX",
+        "a".repeat(Limits::DEFAULT.max_target_len)
+    );
+    reject(long.as_bytes(), Error::TargetTooLong);
+    let long = format!("GET /{}\r\n", "a".repeat(Limits::DEFAULT.max_target_len));
+    reject(long.as_bytes(), Error::TargetTooLong);
+}
+
 /// RFC 9112 §2.2: ringstream does not accept a bare LF as a line end.
 #[test]
 fn rfc9112_2_2_bare_lf_rejected() {

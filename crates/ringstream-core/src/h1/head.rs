@@ -287,9 +287,11 @@ struct Scan {
     pos: usize,
     /// Start of the line being scanned.
     line_start: usize,
-    /// Start of the request line (after any empty lines before it), once
-    /// validated.
-    request_line_start: usize,
+    /// Method and target of the validated request line, as (start, end)
+    /// offsets, and where the field lines start.
+    method: (usize, usize),
+    target: (usize, usize),
+    fields_start: usize,
     /// The request line has been seen and validated.
     request_line_done: bool,
     /// Offset of the first SP of the request line, once seen.
@@ -310,7 +312,9 @@ impl Scan {
     const START: Scan = Scan {
         pos: 0,
         line_start: 0,
-        request_line_start: 0,
+        method: (0, 0),
+        target: (0, 0),
+        fields_start: 0,
         request_line_done: false,
         first_sp: None,
         target_done: false,
@@ -473,7 +477,10 @@ impl HeadParser {
             // caught as soon as its bytes arrive.
             let rest = buf.get(i..limit).unwrap_or_default();
             let end = find_line_end(rest).map_or(limit, |off| i + off);
-            if !s.request_line_done {
+            if !s.request_line_done && !ends_in_crlf(buf, end, limit) {
+                // The request line is not complete (or not well ended):
+                // check what has arrived. A complete line is checked whole
+                // below, by the same rules in the same order.
                 track_request_line(s, buf, i, end, &self.limits)?;
             }
             i = end;
@@ -499,7 +506,9 @@ impl HeadParser {
                     let rl = request_line(line, &self.limits)?;
                     s.version = rl.version;
                     s.form = rl.form;
-                    s.request_line_start = s.line_start;
+                    s.method = (s.line_start, s.line_start + rl.method_len);
+                    s.target = (s.method.1 + 1, s.method.1 + 1 + rl.target_len);
+                    s.fields_start = i;
                     s.request_line_done = true;
                 }
             } else if line.is_empty() {
@@ -520,6 +529,11 @@ impl HeadParser {
         }
         Ok(None)
     }
+}
+
+/// Whether `buf[end..]` starts with CRLF within the first `limit` bytes.
+fn ends_in_crlf(buf: &[u8], end: usize, limit: usize) -> bool {
+    end + 1 < limit && buf.get(end..end + 2) == Some(b"\r\n")
 }
 
 /// Checks the request-line bytes `buf[from..to]` (no CR or LF among them)
@@ -596,6 +610,8 @@ fn find_line_end(s: &[u8]) -> Option<usize> {
 struct RequestLine {
     version: Version,
     form: TargetForm,
+    method_len: usize,
+    target_len: usize,
 }
 
 /// Validates a whole request line (without its CRLF): `method SP target SP
@@ -631,7 +647,12 @@ fn request_line(line: &[u8], limits: &Limits) -> Result<RequestLine, Error> {
         return Err(Error::MalformedHead);
     }
     let form = target_form(method, target)?;
-    Ok(RequestLine { version, form })
+    Ok(RequestLine {
+        version,
+        form,
+        method_len: method.len(),
+        target_len: target.len(),
+    })
 }
 
 /// Decides the form of `target` and whether `method` may use it
@@ -726,21 +747,11 @@ fn finish<'b>(
     fields: &mut [Field<'b>],
 ) -> Result<RequestHead<'b>, Error> {
     let head = buf.get(..head_len).ok_or(Error::MalformedHead)?;
-    let mut lines = ValidatedLines {
-        rest: head.get(scan.request_line_start..).unwrap_or_default(),
+    let method = ascii(head.get(scan.method.0..scan.method.1))?;
+    let target = ascii(head.get(scan.target.0..scan.target.1))?;
+    let lines = ValidatedLines {
+        rest: head.get(scan.fields_start..).unwrap_or_default(),
     };
-    let line = lines.next().ok_or(Error::MalformedHead)?;
-    let sp1 = line
-        .iter()
-        .position(|&b| b == b' ')
-        .ok_or(Error::MalformedHead)?;
-    let rest = line.get(sp1 + 1..).unwrap_or_default();
-    let sp2 = rest
-        .iter()
-        .position(|&b| b == b' ')
-        .ok_or(Error::MalformedHead)?;
-    let method = ascii(line.get(..sp1))?;
-    let target = ascii(rest.get(..sp2))?;
 
     let mut field_count = 0;
     for line in lines {

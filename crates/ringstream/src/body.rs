@@ -60,8 +60,10 @@ pub struct Incoming {
     kind: Kind,
     /// Data received but not yet returned (by `read`/`read_partial`).
     leftover: Bytes,
-    /// The trailers, once the body has ended and they were not yet returned.
-    trailers: Option<HeaderMap>,
+    /// The trailers, once the body has ended and they were not yet returned
+    /// (boxed: rare, and a `HeaderMap` inline would more than double the
+    /// size of every request).
+    trailers: Option<Box<HeaderMap>>,
     /// The declared length, if any (for `size_hint`).
     length: Option<u64>,
     /// Body bytes delivered so far.
@@ -174,7 +176,7 @@ impl Incoming {
     /// bodies only). Reading with [`Body::poll_frame`] returns them as the
     /// last frame instead.
     pub fn trailers(&self) -> Option<&HeaderMap> {
-        self.trailers.as_ref()
+        self.trailers.as_deref()
     }
 
     fn poll_pull(&mut self, cx: &mut Context<'_>) -> Poll<Result<Pulled, Error>> {
@@ -205,7 +207,7 @@ impl Incoming {
                 Pulled::Data(data) => self.leftover = data,
                 Pulled::End(trailers) => {
                     if trailers.is_some() {
-                        self.trailers = trailers;
+                        self.trailers = trailers.map(Box::new);
                     }
                     return Poll::Ready(Ok(None));
                 }
@@ -305,7 +307,7 @@ impl Body for Incoming {
             return Poll::Ready(Some(Ok(Frame::data(std::mem::take(&mut this.leftover)))));
         }
         if let Some(trailers) = this.trailers.take() {
-            return Poll::Ready(Some(Ok(Frame::trailers(trailers))));
+            return Poll::Ready(Some(Ok(Frame::trailers(*trailers))));
         }
         match ready!(this.poll_pull(cx)) {
             Ok(Pulled::Data(data)) => Poll::Ready(Some(Ok(Frame::data(data)))),

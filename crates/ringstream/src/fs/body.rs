@@ -35,8 +35,9 @@ enum Kind {
     Empty { exact: bool },
     /// One in-memory chunk (taken when sent).
     Full(Option<Bytes>),
-    /// A file, read block by block.
-    File(Reader),
+    /// A file, read block by block (boxed: an open file is large, and a
+    /// body is moved through every response).
+    File(Box<Reader>),
 }
 
 struct Reader {
@@ -73,12 +74,12 @@ impl FileBody {
     /// `len` bytes of `file` from its current position.
     pub(crate) fn file(file: tokio::fs::File, len: u64, block_size: usize) -> FileBody {
         FileBody {
-            kind: Kind::File(Reader {
+            kind: Kind::File(Box::new(Reader {
                 file,
                 remaining: len,
                 block_size: block_size.max(1),
                 buf: BytesMut::new(),
-            }),
+            })),
         }
     }
 }

@@ -202,6 +202,45 @@ async fn http10_streaming_body_is_close_delimited() {
 }
 
 /// RFC 9112 §3.2.2: absolute-form targets are accepted.
+/// A service that answers with `Connection: close` (among few fields or
+/// many) gets exactly one `connection: close` and the connection closes.
+#[tokio::test]
+async fn a_close_asked_by_the_service_closes_the_connection() {
+    let service = service_fn(|req: http::Request<Incoming>| async move {
+        let mut response = http::Response::new(ResponseStream::buffered());
+        let headers = response.headers_mut();
+        if req.uri().path() == "/many" {
+            for i in 0..12 {
+                headers.insert(
+                    http::HeaderName::from_bytes(format!("x-field-{i}").as_bytes()).unwrap(),
+                    http::HeaderValue::from_static("1"),
+                );
+            }
+        }
+        headers.insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("keep-alive, Close"),
+        );
+        Ok::<_, Infallible>(response)
+    });
+    let server = start(service, config()).await;
+    for path in ["/few", "/many"] {
+        let mut socket = TcpStream::connect(server.addr).await.unwrap();
+        let wire =
+            format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\nGET / HTTP/1.1\r\nHost: t\r\n\r\n");
+        socket.write_all(wire.as_bytes()).await.unwrap();
+        let bytes = read_to_close(&mut socket).await;
+        let text = String::from_utf8_lossy(&bytes);
+        assert_eq!(text.matches("HTTP/1.1 200").count(), 1, "{path}: {text}");
+        assert_eq!(
+            text.matches("connection: close\r\n").count(),
+            1,
+            "{path}: {text}"
+        );
+        assert!(!text.contains("keep-alive"), "{path}: {text}");
+    }
+}
+
 #[tokio::test]
 async fn absolute_form_target_is_served() {
     let server = start_app(config()).await;

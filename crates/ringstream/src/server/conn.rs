@@ -787,11 +787,20 @@ fn copy_error(e: &Error) -> Error {
 }
 
 fn connection_has_close(headers: &HeaderMap) -> bool {
-    headers.get_all(CONNECTION).iter().any(|v| {
+    let has_close = |v: &HeaderValue| {
         v.as_bytes()
             .split(|&b| b == b',')
             .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
-    })
+    };
+    // A response carries a handful of fields: comparing the standard names
+    // is cheaper than hashing for the lookup.
+    if headers.len() <= 8 {
+        headers
+            .iter()
+            .any(|(name, value)| *name == CONNECTION && has_close(value))
+    } else {
+        headers.get_all(CONNECTION).iter().any(has_close)
+    }
 }
 
 /// The response length: the body's exact size hint, else a valid

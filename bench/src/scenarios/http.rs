@@ -2,6 +2,12 @@
 //! the same endpoints, driven by the same load generator (wrk), at 1 and 64
 //! connections, alternating A/B, B/A; medians and ratios.
 //!
+//! A ratio is the median over rounds of the ratio between the two runs of a
+//! round, which follow each other within seconds: on a shared machine whose
+//! speed drifts from one second to the next, only neighbouring runs compare
+//! fairly. The quartiles of those per-round ratios are printed beside it,
+//! to show how far a single round can be trusted.
+//!
 //! Beside requests per second it reports the server's CPU time per request
 //! (its threads' run time from `/proc`, divided by the requests wrk
 //! completed). On a virtual machine whose CPUs are shared, wall-clock
@@ -153,15 +159,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     if !args.common.json {
         println!(
-            "{:<16} {:>5}  {:>15} {:>15} {:>6}  {:>18} {:>13} {:>6}  {:>6}",
+            "{:<16} {:>5}  {:>15} {:>15} {:>18}  {:>18} {:>13} {:>18}  {:>6}",
             "path",
             "conns",
             "ringstream req/s",
             "hyper req/s",
-            "ratio",
+            "ratio (quartiles)",
             "ringstream CPU/req",
             "hyper CPU/req",
-            "ratio",
+            "ratio (quartiles)",
             "steal"
         );
     }
@@ -198,6 +204,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             };
             let medians = [super::median(&rps(0)), super::median(&rps(1))];
             let cpu_medians = [super::median(&cpu(0)), super::median(&cpu(1))];
+            let rps_ratios: Vec<f64> = rps(0).iter().zip(rps(1)).map(|(r, h)| r / h).collect();
+            let cpu_ratios: Vec<f64> = cpu(0).iter().zip(cpu(1)).map(|(r, h)| h / r).collect();
+            let (rps_ratio, rps_q) = (super::median(&rps_ratios), quartiles(&rps_ratios));
+            let (cpu_ratio, cpu_q) = (super::median(&cpu_ratios), quartiles(&cpu_ratios));
             for (i, server) in [&ringstream, &hyper].into_iter().enumerate() {
                 rows.push(Row {
                     scenario: "http".into(),
@@ -214,26 +224,35 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                         ("connections".into(), json!(connections)),
                         ("requests_per_second".into(), json!(medians[i])),
                         ("samples".into(), json!(rps(i))),
-                        ("ratio_to_hyper".into(), json!(medians[i] / medians[1])),
+                        (
+                            "ratio_to_hyper".into(),
+                            json!(if i == 0 { rps_ratio } else { 1.0 }),
+                        ),
+                        ("round_ratios".into(), json!(rps_ratios)),
                         ("cpu_micros_per_request".into(), json!(cpu_medians[i])),
                         ("cpu_samples".into(), json!(cpu(i))),
                         (
                             "cpu_ratio_to_hyper".into(),
-                            json!(cpu_medians[1] / cpu_medians[i]),
+                            json!(if i == 0 { cpu_ratio } else { 1.0 }),
                         ),
+                        ("cpu_round_ratios".into(), json!(cpu_ratios)),
                         ("steal_share".into(), json!(steal)),
                     ],
                 });
             }
             if !args.common.json {
                 println!(
-                    "{path:<16} {connections:>5}  {:>15.0} {:>15.0} {:>6.2}  {:>15.1} µs {:>10.1} µs {:>6.2}  {:>5.1}%",
+                    "{path:<16} {connections:>5}  {:>15.0} {:>15.0} {:>6.2} ({:.2}–{:.2})  {:>15.1} µs {:>10.1} µs {:>6.2} ({:.2}–{:.2})  {:>5.1}%",
                     medians[0],
                     medians[1],
-                    medians[0] / medians[1],
+                    rps_ratio,
+                    rps_q.0,
+                    rps_q.1,
                     cpu_medians[0],
                     cpu_medians[1],
-                    cpu_medians[1] / cpu_medians[0],
+                    cpu_ratio,
+                    cpu_q.0,
+                    cpu_q.1,
                     steal * 100.0,
                 );
             }
@@ -243,6 +262,19 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         crate::report::print_json(&rows);
     }
     Ok(())
+}
+
+/// The first and third quartiles of `v` (the medians of its lower and
+/// upper halves).
+fn quartiles(v: &[f64]) -> (f64, f64) {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let half = s.len() / 2;
+    let upper = s.len() - half;
+    (
+        super::median(s.get(..half).unwrap_or_default()),
+        super::median(s.get(upper..).unwrap_or_default()),
+    )
 }
 
 fn clone_args(args: &Args) -> Args {

@@ -7,12 +7,40 @@ use libfuzzer_sys::fuzz_target;
 use ringstream_core::h1::{Field, HeadParser, RequestHead};
 use ringstream_core::Limits;
 
+/// An owned answer of one `parse` call: the head and its fields.
+type Answer<'b> = Result<Option<(RequestHead<'b>, [Field<'b>; 64])>, ringstream_core::Error>;
+
+/// Feeds `prefixes` of `wire` (each a length) to one parser in turn, then
+/// the whole of it, and returns the first final answer.
+fn feed<'b>(parser: &mut HeadParser, wire: &'b [u8], prefixes: &[usize]) -> Answer<'b> {
+    for &end in prefixes.iter().chain([&wire.len()]) {
+        let mut fields = [Field::EMPTY; 64];
+        match parser.parse(&wire[..end], &mut fields) {
+            Ok(None) => {}
+            answer => return answer.map(|h| h.map(|h| (h, fields))),
+        }
+    }
+    Ok(None)
+}
+
+fn assert_same(whole: &Answer<'_>, other: &Answer<'_>, how: &str) {
+    match (whole, other) {
+        (Ok(Some((a, fa))), Ok(Some((b, fb)))) => {
+            assert_eq!(a, b, "{how}");
+            assert_eq!(a.fields(fa), b.fields(fb), "{how}");
+        }
+        (Err(a), Err(b)) => assert_eq!(a, b, "{how}"),
+        (Ok(None), Ok(None)) => {}
+        _ => panic!("{how} changed the answer: {whole:?} vs {other:?}"),
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
-    // The first byte picks a split point and small or default limits.
-    let Some((&control, wire)) = data.split_first() else {
+    // The first two bytes pick two split points and small or default limits.
+    let Some((&[c1, c2], wire)) = data.split_first_chunk::<2>() else {
         return;
     };
-    let limits = if control & 0x80 == 0 {
+    let limits = if c1 & 0x80 == 0 {
         Limits::DEFAULT
     } else {
         Limits {
@@ -22,41 +50,31 @@ fuzz_target!(|data: &[u8]| {
             ..Limits::DEFAULT
         }
     };
+    let a = usize::from(c1 & 0x7f) * wire.len() / 127;
+    let b = usize::from(c2) * wire.len() / 255;
+    let (s1, s2) = (a.min(b), a.max(b));
 
-    let mut fields = [Field::EMPTY; 64];
-    let whole = HeadParser::new(limits)
-        .parse(wire, &mut fields)
-        .map(|h| h.map(|h| (h, fields)));
-
-    let split = usize::from(control & 0x7f) * wire.len() / 127;
     let mut parser = HeadParser::new(limits);
-    let mut fields2 = [Field::EMPTY; 64];
-    let first = parser.parse(&wire[..split], &mut fields2);
-    let first_is_final = !matches!(first, Ok(None));
-    let first = first.map(|h| h.map(|h| (h, fields2)));
-    let again = if first_is_final {
-        first
-    } else {
-        let mut fields3 = [Field::EMPTY; 64];
-        parser
-            .parse(wire, &mut fields3)
-            .map(|h| h.map(|h| (h, fields3)))
-    };
-    match (&whole, &again) {
-        (Ok(Some((a, fa))), Ok(Some((b, fb)))) => {
-            assert_eq!(a, b);
-            assert_eq!(a.fields(fa), b.fields(fb));
-            assert!(a.head_len <= wire.len());
-            assert!(a.head_len <= limits.max_head_len);
-            same_tokens_as_httparse(&wire[..a.head_len], a, a.fields(fa));
-        }
-        (Ok(Some(_)), _) | (_, Ok(Some(_))) => {
-            // A head found in a prefix is the same head in the whole buffer.
-            panic!("split changed the answer: {whole:?} vs {again:?}");
-        }
-        (Err(a), Err(b)) => assert_eq!(a, b),
-        (Ok(None), Ok(None)) => {}
-        _ => panic!("split changed the answer: {whole:?} vs {again:?}"),
+    let whole = feed(&mut parser, wire, &[]);
+    if let Ok(Some((head, fields))) = &whole {
+        assert!(head.head_len <= wire.len());
+        assert!(head.head_len <= limits.max_head_len);
+        same_tokens_as_httparse(&wire[..head.head_len], head, head.fields(fields));
+    }
+    // The same parser after `reset`.
+    parser.reset();
+    assert_same(&whole, &feed(&mut parser, wire, &[]), "reset");
+    // Split at one point, at two.
+    let mut parser = HeadParser::new(limits);
+    assert_same(&whole, &feed(&mut parser, wire, &[s1]), "one split");
+    let mut parser = HeadParser::new(limits);
+    assert_same(&whole, &feed(&mut parser, wire, &[s1, s2]), "two splits");
+    // A longer prefix, then a shorter one (the parser starts over), then
+    // the whole: unless the longer prefix was already final.
+    let mut parser = HeadParser::new(limits);
+    let mut fields = [Field::EMPTY; 64];
+    if matches!(parser.parse(&wire[..s2], &mut fields), Ok(None)) {
+        assert_same(&whole, &feed(&mut parser, wire, &[s1]), "shorter buffer");
     }
 });
 

@@ -920,7 +920,9 @@ impl bytes::Buf for RingBuffer {
 // holds uninitialised memory), `remaining_mut` is exact for a bounded ring
 // and a large upper bound for an unbounded one (which grows in `chunk_mut`
 // when no spare byte is left), and `advance_mut` panics instead of marking
-// bytes past the returned run as written. No unsafe code is used.
+// bytes past the returned run as written. The methods themselves hold no
+// unsafe code (`put_slice` reaches the append fast path through `write`,
+// whose own SAFETY argument covers it).
 unsafe impl bytes::BufMut for RingBuffer {
     #[inline]
     fn remaining_mut(&self) -> usize {

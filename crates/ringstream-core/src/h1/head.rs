@@ -58,9 +58,13 @@
 //!
 //! # Order of errors
 //!
-//! Errors are reported in the order of the bytes: the first byte that makes
-//! the head invalid decides, so the answer does not depend on how the bytes
-//! were split between calls. Within the request line the checks run method,
+//! Errors are reported line by line, in the order of the lines, and the
+//! answer does not depend on how the bytes were split between calls. A
+//! line is judged once its end arrives: a bare CR or LF ends it (and is the
+//! error) before the line's own content is judged, except in the request
+//! line, whose method and target length are checked as their bytes arrive
+//! (so an invalid method or an overlong target is reported even when a bad
+//! line end follows). Within the request line the checks run method,
 //! target length, version, target form. The fields are then interpreted in
 //! order (`Host` and `Content-Length` values), after which come the missing
 //! `Host`, `Transfer-Encoding` on HTTP/1.0, both `Content-Length` and

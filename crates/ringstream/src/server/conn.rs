@@ -22,7 +22,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri};
 use http_body::Body;
 use ringstream_core::h1::{
     response_framing, write_response_head, BodyFraming, ChunkedEncoder, DateCache, Decoder, Field,
-    HeadParser, LengthEncoder, ResponseFraming, Version,
+    HeadParser, LengthEncoder, ResponseFraming, Version, MAX_FIELDS,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
@@ -270,7 +270,8 @@ where
         let parsed = match self.parser.parse(buf, &mut slots) {
             Err(ringstream_core::Error::TooManyFields)
                 if self.parser.field_lines() > FIELD_SLOTS
-                    && self.parser.field_lines() <= self.parser.limits().max_fields =>
+                    && self.parser.field_lines()
+                        <= self.parser.limits().max_fields.min(MAX_FIELDS) =>
             {
                 more.resize(self.parser.field_lines(), Field::EMPTY);
                 self.parser.parse(buf, &mut more)

@@ -212,10 +212,15 @@ where
         Some(reason) => reason,
         None => reason_phrase(status),
     };
-    out.extend_from_slice(version.as_str().as_bytes());
-    out.push(b' ');
-    write_u64(out, u64::from(status));
-    out.push(b' ');
+    // `HTTP/1.x ddd ` in one piece: the status has three digits.
+    let mut line = [0u8; 13];
+    line[..8].copy_from_slice(version.as_str().as_bytes());
+    line[8] = b' ';
+    line[9] = b'0' + (status / 100) as u8;
+    line[10] = b'0' + (status / 10 % 10) as u8;
+    line[11] = b'0' + (status % 10) as u8;
+    line[12] = b' ';
+    out.extend_from_slice(&line);
     out.extend_from_slice(reason.as_bytes());
     out.extend_from_slice(CRLF);
 
@@ -358,15 +363,28 @@ pub const fn reason_phrase(status: u16) -> &'static str {
 
 /// Appends the decimal digits of `n`.
 fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+    /// "00" to "99".
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut buf = [0u8; 20];
     let mut i = buf.len();
-    loop {
+    // Two digits per division.
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        buf[i] = b'0' + n as u8;
     }
     out.extend_from_slice(&buf[i..]);
 }
@@ -797,5 +815,20 @@ mod tests {
         out.push(b' ');
         write_u64(&mut out, u64::MAX);
         assert_eq!(out, b"0 18446744073709551615");
+    }
+
+    #[test]
+    fn write_u64_matches_display() {
+        let mut n = 1u64;
+        let mut values = alloc::vec![0u64, 9, 10, 99, 100, 101, 999, 1000, 40960, u64::MAX];
+        while let Some(next) = n.checked_mul(7) {
+            values.extend([n - 1, n, n + 1]);
+            n = next;
+        }
+        for v in values {
+            let mut out = Vec::new();
+            write_u64(&mut out, v);
+            assert_eq!(out, alloc::format!("{v}").into_bytes(), "{v}");
+        }
     }
 }

@@ -29,6 +29,7 @@
 
 mod alloc;
 mod emulate;
+mod mempipe;
 mod peer;
 mod report;
 mod scenarios;

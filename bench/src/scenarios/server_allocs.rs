@@ -1,13 +1,13 @@
 //! `server-allocs`: allocations per request of ringstream's server, counted
 //! in-process with the counting allocator, the server driven over an
-//! in-memory connection (`tokio::io::duplex`) on one thread.
+//! in-memory connection ([`crate::mempipe`]) on one thread.
 
 use std::sync::Arc;
 
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 use crate::alloc;
+use crate::mempipe::Loopback;
 use crate::report::Row;
 use ringstream::app::App;
 use ringstream::server::{serve_connection, Config, Metrics};
@@ -29,44 +29,6 @@ pub struct Args {
     pub paths: Vec<String>,
 }
 
-/// Send one request and read its response (Content-Length framed) without
-/// allocating: `buf` is reused, and its initialised length is kept between
-/// calls so that it is zero-filled only when it grows.
-pub(super) async fn exchange(client: &mut DuplexStream, request: &[u8], buf: &mut Vec<u8>) -> usize {
-    client.write_all(request).await.expect("write request");
-    let mut filled = 0usize;
-    let mut need = usize::MAX;
-    loop {
-        if filled == buf.len() {
-            buf.resize(filled + 64 * 1024, 0);
-        }
-        let n = client
-            .read(&mut buf[filled..])
-            .await
-            .expect("read response");
-        assert!(n > 0, "server closed the connection");
-        filled += n;
-        if need == usize::MAX {
-            if let Some(end) = buf[..filled].windows(4).position(|w| w == b"\r\n\r\n") {
-                let head = &buf[..end];
-                let len = head
-                    .split(|&b| b == b'\n')
-                    .find_map(|line| {
-                        let line = std::str::from_utf8(line).ok()?.trim();
-                        let (name, value) = line.split_once(':')?;
-                        name.eq_ignore_ascii_case("content-length")
-                            .then(|| value.trim().parse::<usize>().ok())?
-                    })
-                    .expect("content-length");
-                need = end + 4 + len;
-            }
-        }
-        if filled >= need {
-            return need;
-        }
-    }
-}
-
 /// Run the scenario.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -76,17 +38,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     for path in &args.paths {
         let request = format!("GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n");
         let (per_request, bytes) = runtime.block_on(async {
-            let (mut client, server) = tokio::io::duplex(256 * 1024);
+            let loopback = Loopback::new(256 * 1024);
+            let (mut client, server) = loopback.connect();
             let app = App::new(Arc::new(Metrics::default())).with_fixed_time(Some(1_750_000_000));
             let conn = tokio::spawn(serve_connection(server, app, Config::default()));
-            let mut buf = Vec::with_capacity(128 * 1024);
             let mut bytes = 0;
             for _ in 0..args.requests {
-                bytes = exchange(&mut client, request.as_bytes(), &mut buf).await;
+                bytes = client.exchange(request.as_bytes()).await;
             }
             alloc::reset();
             for _ in 0..args.requests {
-                exchange(&mut client, request.as_bytes(), &mut buf).await;
+                client.exchange(request.as_bytes()).await;
             }
             let counted = alloc::snapshot();
             drop(client);

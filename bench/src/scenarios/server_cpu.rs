@@ -1,7 +1,8 @@
 //! `server-cpu`: CPU time and allocations per request of ringstream's
 //! server and of the hyper peer, in one process on one current-thread
-//! runtime, each served over an in-memory connection
-//! (`tokio::io::duplex`) by the same keep-alive client.
+//! runtime, each served over an in-memory connection ([`crate::mempipe`])
+//! by the same keep-alive client, which takes the responses out of one
+//! shared buffer without copying them.
 //!
 //! No sockets, no kernel and no second CPU are involved, so what differs
 //! between the two is the servers' own user-space work per request: head
@@ -9,8 +10,10 @@
 //! connection's bookkeeping, plus each side's handler: ringstream's `App`
 //! and the peer's own handler (`peer::handle`), which answer the same
 //! routes with the same bodies and headers and share the page-printing
-//! code. The client and the pipe add the same cost to each side, so the
-//! ratio understates the difference between the servers themselves. Short
+//! code. Each server's writes into the shared buffer (the stand-in for
+//! the kernel's copy of a socket send) and the client's work are the same
+//! for both, so the ratio understates the difference between the servers
+//! themselves. Short
 //! batches of requests alternate between the servers (A/B/A/B), each
 //! reports the median over its batches of the thread's CPU time per
 //! request, and the ratio is the median of the ratios of neighbouring
@@ -22,9 +25,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::server_allocs::exchange;
 use super::{median, thread_cpu_time};
 use crate::alloc;
+use crate::mempipe::Loopback;
 use crate::report::Row;
 use ringstream::app::App;
 use ringstream::server::{serve_connection, Config, Metrics};
@@ -82,8 +85,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let request = format!("GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n");
         let (cpu, allocs, bytes) = runtime.block_on(async {
             let app = || App::new(Arc::new(Metrics::default())).with_fixed_time(Some(FIXED_TIME));
-            let (client_r, server_r) = tokio::io::duplex(256 * 1024);
-            let (client_h, server_h) = tokio::io::duplex(256 * 1024);
+            let loopback = Loopback::new(256 * 1024);
+            let (client_r, server_r) = loopback.connect();
+            let (client_h, server_h) = loopback.connect();
             let ringstream = tokio::spawn(serve_connection(server_r, app(), Config::default()));
             let hyper = tokio::spawn(crate::peer::serve_io(
                 server_h,
@@ -91,12 +95,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 app(),
             ));
             let mut clients = [client_r, client_h];
-            let mut buf = Vec::with_capacity(128 * 1024);
             let mut bytes = [0usize; 2];
             // Warm-up: page-size hints, allocator pools, caches.
             for (client, bytes) in clients.iter_mut().zip(&mut bytes) {
                 for _ in 0..500 {
-                    *bytes = exchange(client, request.as_bytes(), &mut buf).await;
+                    *bytes = client.exchange(request.as_bytes()).await;
                 }
             }
             let mut cpu: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
@@ -108,7 +111,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     alloc::reset();
                     let t0 = thread_cpu_time();
                     for _ in 0..args.requests {
-                        exchange(client, request.as_bytes(), &mut buf).await;
+                        client.exchange(request.as_bytes()).await;
                     }
                     let spent = thread_cpu_time().saturating_sub(t0);
                     let counted = alloc::snapshot();

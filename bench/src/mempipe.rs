@@ -188,19 +188,28 @@ impl Drop for Client {
 }
 
 /// The length of the response that starts `bytes`, head included, once its
-/// head is complete.
+/// head is complete. Kept cheap, since its cost is added to both servers'.
 fn response_length(bytes: &[u8]) -> Option<usize> {
-    let end = bytes.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let body = bytes[..end]
-        .split(|&b| b == b'\n')
-        .find_map(|line| {
-            let line = std::str::from_utf8(line).ok()?.trim();
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("content-length")
-                .then(|| value.trim().parse::<usize>().ok())?
-        })
-        .expect("response without Content-Length");
-    Some(end + 4 + body)
+    const NAME: &[u8] = b"content-length:";
+    let mut body = None;
+    let mut line_start = 0;
+    for (i, &byte) in bytes.iter().enumerate() {
+        if byte != b'\n' {
+            continue;
+        }
+        let line = &bytes[line_start..i];
+        line_start = i + 1;
+        if line == b"\r" {
+            let body = body.expect("response without Content-Length");
+            return Some(i + 1 + body);
+        }
+        if line.len() > NAME.len() && line[..NAME.len()].eq_ignore_ascii_case(NAME) {
+            let value = line[NAME.len()..].trim_ascii();
+            let value = std::str::from_utf8(value).expect("Content-Length is ASCII");
+            body = Some(value.parse::<usize>().expect("Content-Length is a number"));
+        }
+    }
+    None
 }
 
 /// The server end of a connection.
@@ -356,6 +365,17 @@ mod tests {
         assert_eq!(a.exchange(b"").await, 40);
         let unsolicited = Pin::new(&mut server_b).poll_write(&mut cx, b"x");
         assert!(matches!(unsolicited, Poll::Ready(Ok(1))));
+    }
+
+    #[test]
+    fn response_length_needs_the_whole_head() {
+        let response = b"HTTP/1.1 200 OK\r\ncontent-length: 12\r\nX: y\r\n\r\nhello";
+        assert_eq!(response_length(response), Some(response.len() - 5 + 12));
+        assert_eq!(response_length(&response[..response.len() - 6]), None);
+        assert_eq!(
+            response_length(b"HTTP/1.1 200 OK\r\nContent-Length:0\r\n\r\n"),
+            Some(37)
+        );
     }
 
     #[tokio::test]

@@ -1,5 +1,6 @@
 //! The `ringstream` command line: glue over the library.
 
+use std::io::IsTerminal as _;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -57,6 +58,9 @@ fn main() -> anyhow::Result<()> {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .with_target(false)
+        // Colour only on a terminal: a log redirected to a file or a pipe
+        // stays plain text. `NO_COLOR` turns colour off everywhere.
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .with_writer(std::io::stderr)
         .init();
     match cli.command {

@@ -75,8 +75,9 @@ struct HeadSpans {
 enum HeadOutcome {
     /// The peer closed, went idle, or the server is shutting down.
     Closed,
-    /// The head broke the rules: answer with this status and close.
-    Reject(u16),
+    /// The head broke the rules: answer with this status and close; the
+    /// reason goes to the log.
+    Reject(u16, &'static str),
 }
 
 /// The request-body side of one exchange.
@@ -149,8 +150,8 @@ where
             let spans = match self.read_head().await {
                 Ok(spans) => spans,
                 Err(HeadOutcome::Closed) => break,
-                Err(HeadOutcome::Reject(status)) => {
-                    self.reject(status).await;
+                Err(HeadOutcome::Reject(status, why)) => {
+                    self.reject(status, &why).await;
                     break;
                 }
             };
@@ -239,7 +240,7 @@ where
                 biased;
                 read = stream.fill() => read,
                 () = timer.as_mut() => {
-                    return Err(if idle { HeadOutcome::Closed } else { HeadOutcome::Reject(408) });
+                    return Err(if idle { HeadOutcome::Closed } else { HeadOutcome::Reject(408, "request head timed out") });
                 }
                 () = poll_fn(|cx| shutdown.poll_stopping(cx)), if idle => return Err(HeadOutcome::Closed),
             };
@@ -250,7 +251,7 @@ where
                     return Err(if self.stream.buffered().is_empty() {
                         HeadOutcome::Closed
                     } else {
-                        HeadOutcome::Reject(400)
+                        HeadOutcome::Reject(400, "connection closed within a request head")
                     });
                 }
                 Ok(_) => continue,
@@ -281,7 +282,7 @@ where
         let head = match parsed {
             Ok(Some(head)) => head,
             Ok(None) => return Ok(None),
-            Err(e) => return Err(HeadOutcome::Reject(e.status())),
+            Err(e) => return Err(HeadOutcome::Reject(e.status(), e.as_str())),
         };
         let fields = if more.is_empty() {
             &slots[..]
@@ -306,11 +307,17 @@ where
 
     /// Turn the head bytes into an `http::Request`, sharing them (the target
     /// and the field values are slices of the head, not copies).
-    fn build_request(&mut self, spans: &HeadSpans, head: &Bytes) -> Result<Request<()>, u16> {
+    fn build_request(
+        &mut self,
+        spans: &HeadSpans,
+        head: &Bytes,
+    ) -> Result<Request<()>, (u16, &'static str)> {
         let bytes = |(at, len): Span| head.get(at..at + len).unwrap_or_default();
         let shared = |(at, len): Span| head.slice(at..at + len);
-        let method = Method::from_bytes(bytes(spans.method)).map_err(|_| 400u16)?;
-        let uri = Uri::from_maybe_shared(shared(spans.target)).map_err(|_| 400u16)?;
+        let method =
+            Method::from_bytes(bytes(spans.method)).map_err(|_| (400, "invalid method"))?;
+        let uri = Uri::from_maybe_shared(shared(spans.target))
+            .map_err(|_| (400, "invalid request target"))?;
         let mut headers = match self.spare_headers.take() {
             Some(mut spare) => {
                 spare.reserve(self.fields.len());
@@ -319,8 +326,10 @@ where
             None => HeaderMap::with_capacity(self.fields.len()),
         };
         for &(name, value) in &self.fields {
-            let name = HeaderName::from_bytes(bytes(name)).map_err(|_| 400u16)?;
-            let value = HeaderValue::from_maybe_shared(shared(value)).map_err(|_| 400u16)?;
+            let name =
+                HeaderName::from_bytes(bytes(name)).map_err(|_| (400, "invalid field name"))?;
+            let value = HeaderValue::from_maybe_shared(shared(value))
+                .map_err(|_| (400, "invalid field value"))?;
             headers.append(name, value);
         }
         let mut request = Request::new(());
@@ -341,8 +350,8 @@ where
         let head = self.stream.split_buffered(spans.head_len);
         let request = match self.build_request(&spans, &head) {
             Ok(request) => request,
-            Err(status) => {
-                self.reject(status).await;
+            Err((status, why)) => {
+                self.reject(status, &why).await;
                 return Ok(false);
             }
         };
@@ -360,7 +369,7 @@ where
             .map_err(|e| e.into().to_string());
         if let Err(e) = ready {
             tracing::error!(error = %e, "service not ready");
-            self.reject(503).await;
+            self.reject(503, &"service not ready").await;
             return Ok(false);
         }
         let future = self.service.call(request);
@@ -369,18 +378,18 @@ where
             Ok(Ok(response)) => response,
             Ok(Err(e)) => {
                 tracing::error!(%method, %uri, error = %e, "service failed");
-                self.reject(500).await;
+                self.reject(500, &"service failed").await;
                 return Ok(false);
             }
             Err(Settled::Panicked) => {
                 tracing::error!(%method, %uri, "service panicked");
-                self.reject(500).await;
+                self.reject(500, &"service panicked").await;
                 return Ok(false);
             }
             Err(Settled::BodyFailed(BodyFailure(e))) => {
                 tracing::debug!(%method, %uri, error = %e, "request body failed");
                 if let Some(status) = e.status() {
-                    self.reject(status).await;
+                    self.reject(status, &e).await;
                 }
                 return Ok(false);
             }
@@ -424,7 +433,7 @@ where
         if let Err(e) = self.write_head(status, &parts.headers, framing, spans.version, keep_alive)
         {
             tracing::error!(%method, %uri, status, error = %e, "response head rejected");
-            self.reject(500).await;
+            self.reject(500, &"response head rejected").await;
             return Ok(false);
         }
         self.keep_spare_headers(parts.headers);
@@ -671,8 +680,9 @@ where
         pump.complete
     }
 
-    /// Answer with a bare error status and `Connection: close`.
-    async fn reject(&mut self, status: u16) {
+    /// Answer with a bare error status and `Connection: close`; `why` goes
+    /// to the access log.
+    async fn reject(&mut self, status: u16, why: &(dyn std::fmt::Display + Sync)) {
         self.metrics.record_status(status);
         let reason = http::StatusCode::from_u16(status)
             .ok()
@@ -702,7 +712,7 @@ where
         out.push(b'\n');
         let deadline = tokio::time::Instant::now() + self.config.head_timeout;
         let _ = timeout_at(deadline, self.stream.flush()).await;
-        tracing::info!(target: "ringstream::access", status, "request rejected");
+        tracing::info!(target: "ringstream::access", status, reason = %why, "request rejected");
     }
 }
 

@@ -1,0 +1,111 @@
+//! The `ringstream` binary: `ringstream serve` over a real socket, and the
+//! one log line it writes per request.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Kills the server when the test ends, passed or not.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start `ringstream serve` at the default log level, with stderr piped
+/// (not a terminal); returns the server, its address and its stderr lines.
+fn start() -> (Server, SocketAddr, mpsc::Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ringstream"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--workers", "1"])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the ringstream binary");
+    let stdout = child.stdout.take().expect("stdout");
+    let stderr = child.stderr.take().expect("stderr");
+    let server = Server(child);
+    let mut first = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut first)
+        .expect("read the address line");
+    let addr = first
+        .trim()
+        .strip_prefix("ringstream listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .parse()
+        .expect("an address");
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    (server, addr, rx)
+}
+
+/// The first stderr line containing `needle`, waiting up to 20 s.
+fn log_line(lines: &mpsc::Receiver<String>, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) if line.contains(needle) => return line,
+            Ok(_) => continue,
+            Err(e) => panic!("no log line with {needle:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn serve_logs_one_plain_line_per_request() {
+    let (_server, addr, lines) = start();
+    let mut conn = TcpStream::connect(addr).expect("connect");
+    conn.write_all(b"GET /bytes/10 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .expect("send");
+    let mut response = Vec::new();
+    conn.read_to_end(&mut response).expect("read");
+    assert!(response.starts_with(b"HTTP/1.1 200 OK\r\n"));
+
+    let line = log_line(&lines, "/bytes/10");
+    // Method, target, status, body bytes and duration, as plain text: the
+    // log is not a terminal, so it carries no colour escapes.
+    assert!(!line.contains('\x1b'), "escape codes in {line:?}");
+    for field in [
+        "method=GET",
+        "uri=/bytes/10",
+        "status=200",
+        "bytes=10",
+        "micros=",
+    ] {
+        assert!(line.contains(field), "{field} missing from {line:?}");
+    }
+}
+
+#[test]
+fn serve_logs_why_it_rejected_a_request() {
+    let (_server, addr, lines) = start();
+    let mut conn = TcpStream::connect(addr).expect("connect");
+    conn.write_all(
+        b"POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n\
+          Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    )
+    .expect("send");
+    let mut response = Vec::new();
+    conn.read_to_end(&mut response).expect("read");
+    assert!(response.starts_with(b"HTTP/1.1 400 Bad Request\r\n"));
+
+    let line = log_line(&lines, "request rejected");
+    let reason = ringstream_core::Error::ContentLengthWithTransferEncoding.to_string();
+    assert!(line.contains("status=400"), "{line:?}");
+    assert!(line.contains(&reason), "{reason:?} missing from {line:?}");
+}

@@ -13,10 +13,9 @@
 //! code. Each server's writes into the shared buffer (the stand-in for
 //! the kernel's copy of a socket send) and the client's work are the same
 //! for both, so the ratio understates the difference between the servers
-//! themselves. Short
-//! batches of requests alternate between the servers (A/B/A/B), each
-//! reports the median over its batches of the thread's CPU time per
-//! request, and the ratio is the median of the ratios of neighbouring
+//! themselves. Short batches of requests alternate between the servers
+//! (A/B/A/B), each reports the median over its batches of the thread's
+//! CPU time per request, and the ratio is the median of the ratios of neighbouring
 //! batches: on a shared machine whose speed changes from one second to the
 //! next, only batches measured close together compare fairly.
 

@@ -240,7 +240,11 @@ where
                 biased;
                 read = stream.fill() => read,
                 () = timer.as_mut() => {
-                    return Err(if idle { HeadOutcome::Closed } else { HeadOutcome::Reject(408, "request head timed out") });
+                    return Err(if idle {
+                        HeadOutcome::Closed
+                    } else {
+                        HeadOutcome::Reject(408, "request head timed out")
+                    });
                 }
                 () = poll_fn(|cx| shutdown.poll_stopping(cx)), if idle => return Err(HeadOutcome::Closed),
             };

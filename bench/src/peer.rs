@@ -19,8 +19,8 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use ringstream::app::{App, AppBody};
 use ringstream::server::Metrics;
+use ringstream_cli::app::{App, AppBody};
 use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
 
@@ -72,7 +72,7 @@ async fn handle(
         (&Method::GET, p) if p.starts_with("/bytes/") => {
             let n: u64 = p["/bytes/".len()..].parse().unwrap_or(0);
             let mut r = Response::new(AppBody::Pattern {
-                block: ringstream::app::pattern_block(),
+                block: ringstream_cli::app::pattern_block(),
                 remaining: n,
             });
             r.headers_mut().insert(

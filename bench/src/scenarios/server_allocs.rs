@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::alloc;
 use crate::mempipe::Loopback;
 use crate::report::Row;
-use ringstream::app::App;
+use ringstream_cli::app::App;
 use ringstream::server::{serve_connection, Config, Metrics};
 
 /// Flags of `server-allocs`.

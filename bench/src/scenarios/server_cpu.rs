@@ -28,7 +28,7 @@ use super::{median, thread_cpu_time};
 use crate::alloc;
 use crate::mempipe::Loopback;
 use crate::report::Row;
-use ringstream::app::App;
+use ringstream_cli::app::App;
 use ringstream::server::{serve_connection, Config, Metrics};
 
 /// Flags of `server-cpu`.

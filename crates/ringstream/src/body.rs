@@ -44,7 +44,7 @@ use crate::stream::Stream;
 ///
 /// ```
 /// use ringstream::{Incoming, Stream};
-/// use ringstream::core::h1::BodyFraming;
+/// use ringstream::ringstream_core::h1::BodyFraming;
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let wire: &[u8] = b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";

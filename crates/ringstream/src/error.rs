@@ -18,7 +18,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// ```
 /// use ringstream::Error;
 ///
-/// let err = Error::from(ringstream::core::Error::InvalidChunkSize);
+/// let err = Error::from(ringstream::ringstream_core::Error::InvalidChunkSize);
 /// assert_eq!(err.status(), Some(400));
 /// let io: std::io::Error = err.into();
 /// assert_eq!(io.kind(), std::io::ErrorKind::InvalidData);

@@ -4,7 +4,7 @@
 //! built on them, on tokio.
 //!
 //! `ringstream` is the async shell around [`ringstream_core`] (re-exported
-//! as [`core`]): the core is sans-IO — it is given bytes and says what they
+//! under its own name): the core is sans-IO — it is given bytes and says what they
 //! mean — and this crate owns the sockets.
 //!
 //! - [`Stream`]: a buffered stream over any `AsyncRead + AsyncWrite` with the
@@ -21,7 +21,11 @@
 //! - [`server`]: an HTTP/1.1 server for any `tower_service::Service` — an
 //!   axum `Router` runs on it unchanged.
 //! - [`sse`]: server-sent events with a bounded broadcaster; [`fs`]: static
-//!   files streamed from disk; [`app`]: the demo served by `ringstream serve`.
+//!   files streamed from disk.
+//!
+//! The crates whose types appear in this API are re-exported, so a user needs
+//! no extra `[dependencies]` line to name them: [`http`] (requests,
+//! responses, header maps), [`bytes`] and [`http_body`].
 //!
 //! # Examples
 //!
@@ -43,9 +47,11 @@
 //! # });
 //! ```
 
-pub use ringstream_core as core;
+pub use bytes;
+pub use http;
+pub use http_body;
+pub use ringstream_core;
 
-pub mod app;
 pub mod body;
 pub mod error;
 pub mod fs;

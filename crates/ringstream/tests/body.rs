@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::Body;
 use http_body_util::BodyExt;
-use ringstream::core::h1::BodyFraming;
+use ringstream::ringstream_core::h1::BodyFraming;
 use ringstream::{Incoming, Stream, StreamOptions};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 

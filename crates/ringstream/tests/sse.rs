@@ -14,8 +14,8 @@ use bytes::Bytes;
 use http::Request;
 use http_body::Body;
 use http_body_util::BodyExt;
-use ringstream::core::h1::Decoder;
-use ringstream::core::Limits;
+use ringstream::ringstream_core::h1::Decoder;
+use ringstream::ringstream_core::Limits;
 use ringstream::server::{service_fn, Server};
 use ringstream::sse::{
     last_event_id, sse_response, Broadcaster, EncodedEvent, Event, EventStream, OverflowPolicy,

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use http::{Request, Response};
 use http_body::Body;
-use ringstream::app::App;
 use ringstream::server::{Config, Metrics, Server};
 use ringstream::{BoxError, Incoming};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -53,16 +52,6 @@ impl Drop for TestServer {
             handle.abort();
         }
     }
-}
-
-/// Start the demo app with `config`.
-pub async fn start_app(config: Config) -> TestServer {
-    let server = Server::bind("127.0.0.1:0")
-        .await
-        .expect("bind")
-        .with_config(config);
-    let app = App::new(server.metrics()).with_fixed_time(Some(1_750_000_000));
-    spawn(server, app)
 }
 
 /// Start any service with `config`.
@@ -220,7 +209,9 @@ async fn read_response_inner(
         }
         parsed.body = buf.drain(..len).collect();
     } else if parsed.header("transfer-encoding").is_some() {
-        let mut decoder = ringstream::core::h1::Decoder::chunked(ringstream::core::Limits::DEFAULT);
+        let mut decoder = ringstream::ringstream_core::h1::Decoder::chunked(
+            ringstream::ringstream_core::Limits::DEFAULT,
+        );
         loop {
             let progress = decoder.decode(buf).expect("valid chunked response");
             parsed.body.extend_from_slice(&buf[progress.data.clone()]);

@@ -105,7 +105,7 @@ fn serve_logs_why_it_rejected_a_request() {
     assert!(response.starts_with(b"HTTP/1.1 400 Bad Request\r\n"));
 
     let line = log_line(&lines, "request rejected");
-    let reason = ringstream_core::Error::ContentLengthWithTransferEncoding.to_string();
+    let reason = ringstream::ringstream_core::Error::ContentLengthWithTransferEncoding.to_string();
     assert!(line.contains("status=400"), "{line:?}");
     assert!(line.contains(&reason), "{reason:?} missing from {line:?}");
 }

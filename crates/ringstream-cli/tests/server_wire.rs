@@ -399,7 +399,9 @@ async fn large_chunked_echo_is_byte_identical() {
     let mut received = Crc(0);
     let mut total = 0usize;
     let mut head_done = false;
-    let mut decoder = ringstream::core::h1::Decoder::chunked(ringstream::core::Limits::DEFAULT);
+    let mut decoder = ringstream::ringstream_core::h1::Decoder::chunked(
+        ringstream::ringstream_core::Limits::DEFAULT,
+    );
     let mut chunk = vec![0u8; 256 * 1024];
     loop {
         let n = tokio::time::timeout(Duration::from_secs(60), rd.read(&mut chunk))

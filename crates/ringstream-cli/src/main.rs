@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use ringstream::app::App;
 use ringstream::server::Server;
+use ringstream_cli::app::App;
 use tracing_subscriber::EnvFilter;
 
 /// ringstream: an HTTP/1.1 server that streams bytes at memory speed with

@@ -17,7 +17,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use ringstream::app::App;
+//! use ringstream_cli::app::App;
 //! use ringstream::server::Metrics;
 //!
 //! let app = App::new(Arc::new(Metrics::default()));
@@ -40,11 +40,11 @@ use http_body::{Body, Frame, SizeHint};
 use sha2::{Digest, Sha256};
 use tower_service::Service;
 
-use crate::error::BoxError;
-use crate::fs::{FileBody, ServeDir};
-use crate::server::Metrics;
-use crate::sse::{last_event_id, Broadcaster, EventStream};
-use crate::{Incoming, ResponseStream};
+use ringstream::fs::{FileBody, ServeDir};
+use ringstream::server::Metrics;
+use ringstream::sse::{last_event_id, Broadcaster, EventStream};
+use ringstream::BoxError;
+use ringstream::{Incoming, ResponseStream};
 
 pub mod dashboard;
 

@@ -5,8 +5,8 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::server::Metrics;
-use crate::sse::{Broadcaster, Event, OverflowPolicy};
+use ringstream::server::Metrics;
+use ringstream::sse::{Broadcaster, Event, OverflowPolicy};
 
 /// The dashboard page: HTML with its CSS and JavaScript inline, embedded in
 /// the binary (no build step, nothing fetched from elsewhere).

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use ringstream_core::h1::decode::Decoder;
 use ringstream_core::h1::encode::{
     reason_phrase, response_framing, write_response_head, ChunkedEncoder, DateCache, HttpDate,
-    LengthEncoder, ResponseFraming, CRLF, HTTP_DATE_LEN, MAX_HTTP_DATE_SECS,
+    LengthEncoder, ResponseFraming, ResponseHead, CRLF, HTTP_DATE_LEN, MAX_HTTP_DATE_SECS,
 };
 use ringstream_core::h1::Version;
 use ringstream_core::{Error, Limits};
@@ -227,12 +227,15 @@ fn head(
     let mut out = Vec::new();
     write_response_head(
         &mut out,
-        version,
-        status,
-        reason,
+        &ResponseHead {
+            status,
+            reason,
+            date: DATE,
+            server: None,
+            version,
+        },
         fields.iter().copied(),
         framing,
-        DATE,
         close,
     )?;
     Ok(String::from_utf8(out).unwrap())
@@ -372,12 +375,15 @@ fn empty_date_is_omitted() {
     let mut out = Vec::new();
     write_response_head(
         &mut out,
-        Version::Http11,
-        200,
-        None,
+        &ResponseHead {
+            status: 200,
+            reason: None,
+            date: b"",
+            server: None,
+            version: Version::Http11,
+        },
         [],
         ResponseFraming::Length(0),
-        b"",
         false,
     )
     .unwrap();
@@ -410,12 +416,15 @@ fn rfc9110_5_5_head_writer_refuses_injection() {
         let mut out = b"kept".to_vec();
         let result = write_response_head(
             &mut out,
-            Version::Http11,
-            status,
-            reason,
+            &ResponseHead {
+                status,
+                reason,
+                date: DATE,
+                server: None,
+                version: Version::Http11,
+            },
             fields.iter().copied(),
             ResponseFraming::Length(1),
-            DATE,
             false,
         );
         assert_eq!(result, Err(error), "{status} {reason:?} {fields:?}");
@@ -424,12 +433,15 @@ fn rfc9110_5_5_head_writer_refuses_injection() {
     let mut out = Vec::new();
     let bad_date = write_response_head(
         &mut out,
-        Version::Http11,
-        200,
-        None,
+        &ResponseHead {
+            status: 200,
+            reason: None,
+            date: b"today\r\nx: y",
+            server: None,
+            version: Version::Http11,
+        },
         [],
         ResponseFraming::Length(1),
-        b"today\r\nx: y",
         false,
     );
     assert_eq!(bad_date, Err(Error::InvalidFieldValue));

@@ -132,8 +132,9 @@ impl Incoming {
         }
     }
 
-    /// A body read straight off `stream`, delimited by `framing`; a
-    /// [`BodyFraming::None`] framing reads until the peer closes.
+    /// A body read straight off `stream`, delimited by `framing`:
+    /// [`BodyFraming::None`] is an empty body, and
+    /// [`BodyFraming::CloseDelimited`] reads until the peer closes.
     ///
     /// The body owns the stream; chunked bodies use the default
     /// [`Limits`] (see [`from_stream_with_limits`](Self::from_stream_with_limits)).
@@ -154,13 +155,12 @@ impl Incoming {
     where
         T: AsyncRead + AsyncWrite + Unpin + Send + Sync + 'static,
     {
-        let (decoder, length) = match framing {
-            BodyFraming::None => (Decoder::eof(), None),
-            BodyFraming::Length(n) => (Decoder::length(n), Some(n)),
-            BodyFraming::Chunked => (Decoder::chunked(limits), None),
-        };
+        if framing.is_empty() {
+            return Incoming::empty();
+        }
+        let decoder = Decoder::new(framing, limits);
         let source = BodyReader { stream, decoder };
-        Incoming::with_kind(Kind::Direct(Box::new(source)), length)
+        Incoming::with_kind(Kind::Direct(Box::new(source)), framing.length())
     }
 
     pub(crate) fn channel(shared: Arc<Shared>, length: Option<u64>) -> Incoming {

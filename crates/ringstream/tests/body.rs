@@ -121,7 +121,7 @@ async fn chunked_framing_error_is_invalid_data() {
 /// RFC 9112 §6.3 (8): without framing, the body runs until the peer closes.
 #[tokio::test]
 async fn read_until_close_body() {
-    let mut body = Incoming::from_stream(stream_of(b"all of it"), BodyFraming::None);
+    let mut body = Incoming::from_stream(stream_of(b"all of it"), BodyFraming::CloseDelimited);
     assert_eq!(body.size_hint().exact(), None);
     assert_eq!(&body.read(3).await.unwrap().unwrap()[..], b"all");
     assert_eq!(&body.read(100).await.unwrap().unwrap()[..], b" of it");

@@ -157,8 +157,9 @@ impl Decoder {
         }
     }
 
-    /// The decoder for a request body framed as `framing`: no body is a
-    /// zero-length body.
+    /// The decoder for a body framed as `framing`: the one mapping from
+    /// framing to decoding. No body is a zero-length body; a close-delimited
+    /// body is read until the peer closes.
     ///
     /// # Examples
     ///
@@ -174,6 +175,7 @@ impl Decoder {
             BodyFraming::None => Decoder::length(0),
             BodyFraming::Length(n) => Decoder::length(n),
             BodyFraming::Chunked => Decoder::chunked(limits),
+            BodyFraming::CloseDelimited => Decoder::eof(),
         }
     }
 

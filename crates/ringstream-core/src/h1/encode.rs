@@ -1,5 +1,6 @@
-//! Response encoding: the framing rule, the head writer, body encoders and
-//! the `Date` value.
+//! Response body encoding: the framing rule and the body encoders
+//! ([`Encoder`], [`LengthEncoder`], [`ChunkedEncoder`]). The head writer
+//! (in `response`) and the `Date` value (in `date`) are re-exported here.
 //!
 //! Nothing here performs I/O. The encoders hand back small framing pieces
 //! (a chunk-size line, a CRLF) so a writer can send framing and the untouched
@@ -9,10 +10,15 @@
 
 use alloc::vec::Vec;
 
-use crate::h1::decode::{is_field_vchar, is_forbidden_trailer, is_ws};
+use crate::h1::decode::is_forbidden_trailer;
+use crate::h1::response::check_field;
 use crate::h1::Version;
-use crate::h1::{is_field_value, is_token};
 use crate::Error;
+
+pub use crate::h1::date::{DateCache, HttpDate, HTTP_DATE_LEN, MAX_HTTP_DATE_SECS};
+pub use crate::h1::response::{
+    reason_phrase, write_error_response, write_response_head, ResponseHead,
+};
 
 /// The line terminator of HTTP/1.1 framing.
 pub const CRLF: &[u8] = b"\r\n";
@@ -112,281 +118,6 @@ pub const fn response_framing(
         (None, Version::Http11) => ResponseFraming::Chunked,
         (None, Version::Http10) => ResponseFraming::CloseDelimited,
     }
-}
-
-// ---------------------------------------------------------------------------
-// Head writer
-// ---------------------------------------------------------------------------
-
-/// Writes a response head to `out`.
-///
-/// In order: the status line (the canonical reason phrase of `status` when
-/// `reason` is `None`), `date: {date}` (omitted when `date` is empty), the
-/// caller's `fields`, the framing field for `framing` (`content-length: N`
-/// or `transfer-encoding: chunked`), `connection: close` when `close` is set
-/// or the framing is close-delimited, and the empty line.
-///
-/// The framing fields are owned by this function: any `Content-Length` or
-/// `Transfer-Encoding` among `fields` is skipped, so they are never
-/// duplicated or contradicted.
-///
-/// # Examples
-///
-/// ```
-/// use ringstream_core::h1::encode::{write_response_head, ResponseFraming};
-/// use ringstream_core::h1::Version;
-///
-/// let mut out = Vec::new();
-/// let fields = [(&b"content-type"[..], &b"text/plain"[..])];
-/// write_response_head(
-///     &mut out,
-///     Version::Http11,
-///     200,
-///     None,
-///     fields,
-///     ResponseFraming::Length(5),
-///     b"Sun, 06 Nov 1994 08:49:37 GMT",
-///     false,
-/// )
-/// .unwrap();
-/// assert_eq!(
-///     out,
-///     b"HTTP/1.1 200 OK\r\n\
-///       date: Sun, 06 Nov 1994 08:49:37 GMT\r\n\
-///       content-type: text/plain\r\n\
-///       content-length: 5\r\n\r\n"
-/// );
-/// ```
-///
-/// # Errors
-///
-/// Nothing is written (`out` is left as it was) and an error is returned if
-/// `status` is not a three-digit code ([`Error::InvalidStatus`]), `reason`
-/// holds a control character, a field name is not a token
-/// ([`Error::InvalidFieldName`]), or a field value or `date` holds CR, LF,
-/// NUL or another control character ([`Error::InvalidFieldValue`]).
-#[allow(clippy::too_many_arguments)]
-pub fn write_response_head<'a, I>(
-    out: &mut Vec<u8>,
-    version: Version,
-    status: u16,
-    reason: Option<&str>,
-    fields: I,
-    framing: ResponseFraming,
-    date: &[u8],
-    close: bool,
-) -> Result<(), Error>
-where
-    I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
-{
-    let start = out.len();
-    let result = write_head_inner(out, version, status, reason, fields, framing, date, close);
-    if result.is_err() {
-        out.truncate(start);
-    }
-    result
-}
-
-#[allow(clippy::too_many_arguments)]
-fn write_head_inner<'a, I>(
-    out: &mut Vec<u8>,
-    version: Version,
-    status: u16,
-    reason: Option<&str>,
-    fields: I,
-    framing: ResponseFraming,
-    date: &[u8],
-    close: bool,
-) -> Result<(), Error>
-where
-    I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
-{
-    if !(100..=999).contains(&status) {
-        return Err(Error::InvalidStatus);
-    }
-    // The standard phrases are known to be clean; only a caller's is checked.
-    let reason = match reason {
-        Some(reason) if !reason.bytes().all(|b| is_ws(b) || is_field_vchar(b)) => {
-            return Err(Error::InvalidFieldValue);
-        }
-        Some(reason) => reason,
-        None => reason_phrase(status),
-    };
-    // `HTTP/1.x ddd ` in one piece: the status has three digits.
-    let mut line = [0u8; 13];
-    line[..8].copy_from_slice(version.as_str().as_bytes());
-    line[8] = b' ';
-    line[9] = b'0' + (status / 100) as u8;
-    line[10] = b'0' + (status / 10 % 10) as u8;
-    line[11] = b'0' + (status % 10) as u8;
-    line[12] = b' ';
-    out.extend_from_slice(&line);
-    out.extend_from_slice(reason.as_bytes());
-    out.extend_from_slice(CRLF);
-
-    if !date.is_empty() {
-        write_field(out, b"date", date)?;
-    }
-    for (name, value) in fields {
-        if name.eq_ignore_ascii_case(b"content-length")
-            || name.eq_ignore_ascii_case(b"transfer-encoding")
-        {
-            continue;
-        }
-        write_field(out, name, value)?;
-    }
-    match framing {
-        ResponseFraming::NoBody {
-            content_length: Some(n),
-        }
-        | ResponseFraming::Length(n) => {
-            out.extend_from_slice(b"content-length: ");
-            write_u64(out, n);
-            out.extend_from_slice(CRLF);
-        }
-        ResponseFraming::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
-        ResponseFraming::NoBody {
-            content_length: None,
-        }
-        | ResponseFraming::CloseDelimited => {}
-    }
-    if close || framing.requires_close() {
-        out.extend_from_slice(b"connection: close\r\n");
-    }
-    out.extend_from_slice(CRLF);
-    Ok(())
-}
-
-/// Writes `name: value\r\n` after validating both.
-fn write_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) -> Result<(), Error> {
-    check_field(name, value, Error::InvalidFieldValue)?;
-    out.extend_from_slice(name);
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(value);
-    out.extend_from_slice(CRLF);
-    Ok(())
-}
-
-/// Checks a field name is a token and a value is `field-value` (RFC 9110
-/// §5.5) without surrounding whitespace; `value_error` is returned for a bad
-/// value.
-fn check_field(name: &[u8], value: &[u8], value_error: Error) -> Result<(), Error> {
-    if !is_token(name) {
-        return Err(Error::InvalidFieldName);
-    }
-    let ok = is_field_value(value)
-        && !value.first().is_some_and(|&b| is_ws(b))
-        && !value.last().is_some_and(|&b| is_ws(b));
-    if ok {
-        Ok(())
-    } else {
-        Err(value_error)
-    }
-}
-
-/// The canonical reason phrase of a status code (RFC 9110 §15), or `""` for
-/// an unregistered code.
-///
-/// # Examples
-///
-/// ```
-/// use ringstream_core::h1::encode::reason_phrase;
-///
-/// assert_eq!(reason_phrase(404), "Not Found");
-/// assert_eq!(reason_phrase(599), "");
-/// ```
-pub const fn reason_phrase(status: u16) -> &'static str {
-    match status {
-        100 => "Continue",
-        101 => "Switching Protocols",
-        102 => "Processing",
-        103 => "Early Hints",
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        203 => "Non-Authoritative Information",
-        204 => "No Content",
-        205 => "Reset Content",
-        206 => "Partial Content",
-        207 => "Multi-Status",
-        208 => "Already Reported",
-        226 => "IM Used",
-        300 => "Multiple Choices",
-        301 => "Moved Permanently",
-        302 => "Found",
-        303 => "See Other",
-        304 => "Not Modified",
-        305 => "Use Proxy",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        402 => "Payment Required",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        406 => "Not Acceptable",
-        407 => "Proxy Authentication Required",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        410 => "Gone",
-        411 => "Length Required",
-        412 => "Precondition Failed",
-        413 => "Content Too Large",
-        414 => "URI Too Long",
-        415 => "Unsupported Media Type",
-        416 => "Range Not Satisfiable",
-        417 => "Expectation Failed",
-        421 => "Misdirected Request",
-        422 => "Unprocessable Content",
-        423 => "Locked",
-        424 => "Failed Dependency",
-        425 => "Too Early",
-        426 => "Upgrade Required",
-        428 => "Precondition Required",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        451 => "Unavailable For Legal Reasons",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        505 => "HTTP Version Not Supported",
-        506 => "Variant Also Negotiates",
-        507 => "Insufficient Storage",
-        508 => "Loop Detected",
-        511 => "Network Authentication Required",
-        _ => "",
-    }
-}
-
-/// Appends the decimal digits of `n`.
-fn write_u64(out: &mut Vec<u8>, mut n: u64) {
-    /// "00" to "99".
-    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-        2021222324252627282930313233343536373839\
-        4041424344454647484950515253545556575859\
-        6061626364656667686970717273747576777879\
-        8081828384858687888990919293949596979899";
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    // Two digits per division.
-    while n >= 100 {
-        let pair = (n % 100) as usize * 2;
-        n /= 100;
-        i -= 2;
-        buf[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
-    }
-    if n >= 10 {
-        let pair = n as usize * 2;
-        i -= 2;
-        buf[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
-    } else {
-        i -= 1;
-        buf[i] = b'0' + n as u8;
-    }
-    out.extend_from_slice(&buf[i..]);
 }
 
 // ---------------------------------------------------------------------------
@@ -594,6 +325,160 @@ impl ChunkedEncoder {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Encoder
+// ---------------------------------------------------------------------------
+
+/// The response body encoder: frames body data for the framing the head
+/// announced — `Content-Length` (counted), chunked (with trailers),
+/// close-delimited, or none (`HEAD`, `204`, `304`).
+///
+/// Like hyper's, it performs no I/O: [`encode`](Self::encode) hands back
+/// the framing pieces to send before and after the untouched data, so a
+/// writer can send all three in one vectored write, and
+/// [`finish`](Self::finish) writes the end of the body and reports a short
+/// body as an error.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::{Encoder, ResponseFraming};
+///
+/// let mut wire = Vec::new();
+/// let mut encoder = Encoder::new(ResponseFraming::Chunked);
+/// let frame = encoder.encode(5)?;
+/// wire.extend_from_slice(frame.prefix());
+/// wire.extend_from_slice(b"hello");
+/// wire.extend_from_slice(frame.suffix());
+/// encoder.finish([], &mut wire)?;
+/// assert_eq!(wire, b"5\r\nhello\r\n0\r\n\r\n");
+///
+/// let mut encoder = Encoder::new(ResponseFraming::Length(4));
+/// encoder.encode(3)?;
+/// assert!(encoder.finish([], &mut wire).is_err()); // one byte short
+/// # Ok::<(), ringstream_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Encoder {
+    kind: EncoderKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EncoderKind {
+    Length(LengthEncoder),
+    Chunked(ChunkedEncoder),
+    CloseDelimited,
+    NoBody,
+}
+
+impl Encoder {
+    /// The encoder for a body framed as `framing`.
+    pub const fn new(framing: ResponseFraming) -> Encoder {
+        let kind = match framing {
+            ResponseFraming::Length(n) => EncoderKind::Length(LengthEncoder::new(n)),
+            ResponseFraming::Chunked => EncoderKind::Chunked(ChunkedEncoder::new()),
+            ResponseFraming::CloseDelimited => EncoderKind::CloseDelimited,
+            ResponseFraming::NoBody { .. } => EncoderKind::NoBody,
+        };
+        Encoder { kind }
+    }
+
+    /// Whether body bytes are sent at all (not for `HEAD`, `204`, `304`).
+    pub const fn sends_body(&self) -> bool {
+        !matches!(self.kind, EncoderKind::NoBody)
+    }
+
+    /// Whether the body ends by closing the connection.
+    pub const fn is_close_delimited(&self) -> bool {
+        matches!(self.kind, EncoderKind::CloseDelimited)
+    }
+
+    /// Frames the next `len` bytes of body data: send
+    /// [`prefix`](BodyFrame::prefix), the data, then
+    /// [`suffix`](BodyFrame::suffix). Empty data needs no frame at all (a
+    /// zero-size chunk would end a chunked body) and gets empty pieces.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BodyOverflow`] for more bytes than a `Content-Length` body
+    /// announced, or for any byte of a body that is not sent; nothing is
+    /// accounted then, so the caller must not send those bytes.
+    pub fn encode(&mut self, len: usize) -> Result<BodyFrame, Error> {
+        let empty = BodyFrame {
+            prefix: None,
+            suffix: b"",
+        };
+        if len == 0 {
+            return Ok(empty);
+        }
+        match &mut self.kind {
+            EncoderKind::Length(length) => length.encode(len).map(|()| empty),
+            EncoderKind::Chunked(chunked) => Ok(BodyFrame {
+                prefix: chunked.chunk_prefix(len as u64),
+                suffix: CRLF,
+            }),
+            EncoderKind::CloseDelimited => Ok(empty),
+            EncoderKind::NoBody => Err(Error::BodyOverflow),
+        }
+    }
+
+    /// Ends the body: writes the last chunk and the `trailers` to `out` for
+    /// a chunked body (other framings send no trailers and write nothing).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BodyUnderflow`] if a `Content-Length` body is short; the
+    /// errors of [`ChunkedEncoder::last_chunk`] for a bad trailer.
+    pub fn finish<'a, I>(&mut self, trailers: I, out: &mut Vec<u8>) -> Result<(), Error>
+    where
+        I: IntoIterator<Item = (&'a str, &'a [u8])>,
+    {
+        match &self.kind {
+            EncoderKind::Length(length) => length.finish(),
+            EncoderKind::Chunked(chunked) => chunked.last_chunk(trailers, out),
+            EncoderKind::CloseDelimited | EncoderKind::NoBody => Ok(()),
+        }
+    }
+}
+
+/// The framing pieces around one piece of body data, from
+/// [`Encoder::encode`].
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::{Encoder, ResponseFraming};
+///
+/// let frame = Encoder::new(ResponseFraming::Chunked).encode(1460)?;
+/// assert_eq!(frame.prefix(), b"5b4\r\n");
+/// assert_eq!(frame.suffix(), b"\r\n");
+/// assert_eq!(frame.len(), 7);
+/// # Ok::<(), ringstream_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyFrame {
+    prefix: Option<ChunkPrefix>,
+    suffix: &'static [u8],
+}
+
+impl BodyFrame {
+    /// The bytes to send before the data (a chunk-size line, or nothing).
+    pub fn prefix(&self) -> &[u8] {
+        self.prefix.as_ref().map_or(&[][..], ChunkPrefix::as_bytes)
+    }
+
+    /// The bytes to send after the data (CRLF after a chunk, or nothing).
+    pub const fn suffix(&self) -> &'static [u8] {
+        self.suffix
+    }
+
+    /// The framing bytes in all, prefix and suffix.
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> usize {
+        self.prefix().len() + self.suffix.len()
+    }
+}
+
 /// A chunk-size line (`{hex len}\r\n`) held on the stack.
 ///
 /// # Examples
@@ -635,200 +520,5 @@ impl core::fmt::Debug for ChunkPrefix {
         f.debug_tuple("ChunkPrefix")
             .field(&bytes::Bytes::copy_from_slice(self.as_bytes()))
             .finish()
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Date
-// ---------------------------------------------------------------------------
-
-/// Length of an IMF-fixdate in bytes.
-pub const HTTP_DATE_LEN: usize = 29;
-
-/// The largest instant an IMF-fixdate can show, in seconds since the Unix
-/// epoch: 9999-12-31 23:59:59 UTC.
-pub const MAX_HTTP_DATE_SECS: u64 = 253_402_300_799;
-
-/// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7).
-///
-/// # Examples
-///
-/// ```
-/// use ringstream_core::h1::encode::HttpDate;
-///
-/// let date = HttpDate::from_unix_secs(784_111_777);
-/// assert_eq!(date.as_str(), "Sun, 06 Nov 1994 08:49:37 GMT");
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct HttpDate {
-    buf: [u8; HTTP_DATE_LEN],
-}
-
-impl HttpDate {
-    /// Formats `unix_secs` (seconds since 1970-01-01T00:00:00Z). Instants
-    /// after year 9999 are shown as [`MAX_HTTP_DATE_SECS`], since the format
-    /// has four year digits.
-    pub const fn from_unix_secs(unix_secs: u64) -> HttpDate {
-        const DAYS: [&[u8; 3]; 7] = [b"Sun", b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat"];
-        const MONTHS: [&[u8; 3]; 12] = [
-            b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
-            b"Dec",
-        ];
-        let secs = if unix_secs > MAX_HTTP_DATE_SECS {
-            MAX_HTTP_DATE_SECS
-        } else {
-            unix_secs
-        };
-        let days = secs / 86_400;
-        let rem = secs % 86_400;
-        let (hour, minute, second) = (rem / 3600, rem % 3600 / 60, rem % 60);
-        // 1970-01-01 was a Thursday.
-        let weekday = ((days + 4) % 7) as usize;
-
-        // Civil-from-days (proleptic Gregorian calendar), with eras of 400
-        // years starting on March 1st so leap days fall at the end.
-        let z = days + 719_468;
-        let era = z / 146_097;
-        let doe = z - era * 146_097;
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = doy - (153 * mp + 2) / 5 + 1;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 };
-        let year = yoe + era * 400 + if month <= 2 { 1 } else { 0 };
-
-        let mut buf = *b"Thu, 01 Jan 1970 00:00:00 GMT";
-        let name = DAYS[weekday];
-        buf[0] = name[0];
-        buf[1] = name[1];
-        buf[2] = name[2];
-        buf[5] = b'0' + (day / 10) as u8;
-        buf[6] = b'0' + (day % 10) as u8;
-        let name = MONTHS[(month - 1) as usize];
-        buf[8] = name[0];
-        buf[9] = name[1];
-        buf[10] = name[2];
-        buf[12] = b'0' + (year / 1000 % 10) as u8;
-        buf[13] = b'0' + (year / 100 % 10) as u8;
-        buf[14] = b'0' + (year / 10 % 10) as u8;
-        buf[15] = b'0' + (year % 10) as u8;
-        buf[17] = b'0' + (hour / 10) as u8;
-        buf[18] = b'0' + (hour % 10) as u8;
-        buf[20] = b'0' + (minute / 10) as u8;
-        buf[21] = b'0' + (minute % 10) as u8;
-        buf[23] = b'0' + (second / 10) as u8;
-        buf[24] = b'0' + (second % 10) as u8;
-        HttpDate { buf }
-    }
-
-    /// The formatted bytes.
-    pub const fn as_bytes(&self) -> &[u8; HTTP_DATE_LEN] {
-        &self.buf
-    }
-
-    /// The formatted date as text.
-    pub fn as_str(&self) -> &str {
-        // Every byte written is ASCII.
-        core::str::from_utf8(&self.buf).unwrap_or("")
-    }
-}
-
-impl core::fmt::Debug for HttpDate {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_tuple("HttpDate").field(&self.as_str()).finish()
-    }
-}
-
-impl core::fmt::Display for HttpDate {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The `Date` value of the current second, formatted once per second.
-///
-/// # Examples
-///
-/// ```
-/// use ringstream_core::h1::encode::DateCache;
-///
-/// let mut cache = DateCache::new();
-/// assert_eq!(cache.update(0), b"Thu, 01 Jan 1970 00:00:00 GMT");
-/// assert_eq!(cache.update(86_400 + 1), b"Fri, 02 Jan 1970 00:00:01 GMT");
-/// ```
-#[derive(Debug, Clone)]
-pub struct DateCache {
-    secs: u64,
-    date: HttpDate,
-}
-
-impl DateCache {
-    /// A cache holding the Unix epoch.
-    pub const fn new() -> DateCache {
-        DateCache {
-            secs: 0,
-            date: HttpDate::from_unix_secs(0),
-        }
-    }
-
-    /// The date for `unix_secs`, re-formatted only when the second changed.
-    pub fn update(&mut self, unix_secs: u64) -> &[u8; HTTP_DATE_LEN] {
-        if unix_secs != self.secs {
-            self.secs = unix_secs;
-            self.date = HttpDate::from_unix_secs(unix_secs);
-        }
-        self.date.as_bytes()
-    }
-
-    /// The date last formatted.
-    pub const fn get(&self) -> &[u8; HTTP_DATE_LEN] {
-        self.date.as_bytes()
-    }
-}
-
-impl Default for DateCache {
-    fn default() -> Self {
-        DateCache::new()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The head writer trusts the standard phrases without checking them.
-    #[test]
-    fn every_standard_reason_phrase_is_clean() {
-        for status in 100..=999 {
-            let reason = reason_phrase(status);
-            assert!(
-                reason.bytes().all(|b| is_ws(b) || is_field_vchar(b)),
-                "{status}: {reason:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn write_u64_formats_extremes() {
-        let mut out = Vec::new();
-        write_u64(&mut out, 0);
-        out.push(b' ');
-        write_u64(&mut out, u64::MAX);
-        assert_eq!(out, b"0 18446744073709551615");
-    }
-
-    #[test]
-    fn write_u64_matches_display() {
-        let mut n = 1u64;
-        let mut values = alloc::vec![0u64, 9, 10, 99, 100, 101, 999, 1000, 40960, u64::MAX];
-        while let Some(next) = n.checked_mul(7) {
-            values.extend([n - 1, n, n + 1]);
-            n = next;
-        }
-        for v in values {
-            let mut out = Vec::new();
-            write_u64(&mut out, v);
-            assert_eq!(out, alloc::format!("{v}").into_bytes(), "{v}");
-        }
     }
 }

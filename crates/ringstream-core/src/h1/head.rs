@@ -191,6 +191,11 @@ pub struct RequestHead<'b> {
     /// (RFC 9110 §10.1.1; ignored on HTTP/1.0). Any other expectation is left
     /// to the caller, in the fields.
     pub expect_continue: bool,
+    /// Whether an HTTP/1.1 request asks to switch protocols (RFC 9110
+    /// §7.8): it carries an `Upgrade` field and `Connection` lists
+    /// `upgrade`. The protocols asked for are left to the caller, in the
+    /// fields.
+    pub upgrade: bool,
     /// Length of the head in bytes, up to and including the final CRLF CRLF;
     /// the body (if any) starts at this offset of the buffer.
     pub head_len: usize,
@@ -784,6 +789,7 @@ fn finish<'b>(
         framing: meaning.framing,
         keep_alive: meaning.keep_alive,
         expect_continue: meaning.expect_continue,
+        upgrade: meaning.upgrade,
         head_len,
     })
 }
@@ -814,6 +820,7 @@ struct Meaning {
     framing: BodyFraming,
     keep_alive: bool,
     expect_continue: bool,
+    upgrade: bool,
 }
 
 /// Interprets `Host`, `Content-Length`, `Transfer-Encoding`, `Connection`
@@ -826,6 +833,8 @@ fn interpret(fields: &[Field<'_>], version: Version) -> Result<Meaning, Error> {
     let mut close = false;
     let mut keep_alive_token = false;
     let mut expect_continue = false;
+    let mut upgrade_token = false;
+    let mut upgrade_field = false;
     for f in fields {
         let name = f.name;
         if name.eq_ignore_ascii_case("host") {
@@ -855,8 +864,12 @@ fn interpret(fields: &[Field<'_>], version: Version) -> Result<Meaning, Error> {
                     close = true;
                 } else if token.eq_ignore_ascii_case(b"keep-alive") {
                     keep_alive_token = true;
+                } else if token.eq_ignore_ascii_case(b"upgrade") {
+                    upgrade_token = true;
                 }
             }
+        } else if name.eq_ignore_ascii_case("upgrade") {
+            upgrade_field = true;
         } else if name.eq_ignore_ascii_case("expect") {
             expect_continue |=
                 http11 && list(f.value).any(|e| e.eq_ignore_ascii_case(b"100-continue"));
@@ -889,6 +902,7 @@ fn interpret(fields: &[Field<'_>], version: Version) -> Result<Meaning, Error> {
         framing,
         keep_alive,
         expect_continue,
+        upgrade: http11 && upgrade_token && upgrade_field,
     })
 }
 
@@ -938,12 +952,12 @@ fn transfer_codings(fields: &[Field<'_>]) -> Result<(), Error> {
 
 /// The elements of a comma-separated list, OWS trimmed. Empty elements are
 /// yielded (as empty slices) so the caller can refuse them.
-fn list(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn list(value: &[u8]) -> impl Iterator<Item = &[u8]> {
     value.split(|&b| b == b',').map(trim_ows)
 }
 
 /// `1*DIGIT` as a `u64`; `None` if empty, not all digits, or too large.
-fn parse_decimal(s: &[u8]) -> Option<u64> {
+pub(crate) fn parse_decimal(s: &[u8]) -> Option<u64> {
     if s.is_empty() {
         return None;
     }

@@ -2,8 +2,11 @@
 //!
 //! - `head`: request-head parsing and validation, deciding the body framing.
 //! - `decode`: `LengthDecoder` and `ChunkedDecoder`, stepping over byte slices.
-//! - `encode`: the response head writer, `LengthEncoder`, `ChunkedEncoder` and
-//!   the response-framing rule.
+//! - `encode`: the response-framing rule, the response head writer and the
+//!   body [`Encoder`] (`Content-Length`, chunked with trailers,
+//!   close-delimited, none), and the `Date` value.
+//! - `conn`: the connection rules of one exchange ([`Exchange`]):
+//!   keep-alive or close, `100 Continue`, draining an unread body, upgrade.
 //!
 //! The types shared by all three live here.
 
@@ -13,9 +16,13 @@ pub mod decode;
 pub use decode::{ChunkedDecoder, Decoder, LengthDecoder, Progress, Trailers};
 pub mod encode;
 pub use encode::{
-    response_framing, write_response_head, ChunkPrefix, ChunkedEncoder, DateCache, HttpDate,
-    LengthEncoder, ResponseFraming,
+    response_framing, write_error_response, write_response_head, BodyFrame, ChunkPrefix,
+    ChunkedEncoder, DateCache, Encoder, HttpDate, LengthEncoder, ResponseFraming, ResponseHead,
 };
+pub mod conn;
+mod date;
+mod response;
+pub use conn::{BodyState, Exchange, Next, CONTINUE};
 
 /// The HTTP version of a message: ringstream speaks HTTP/1.0 and HTTP/1.1.
 ///
@@ -44,7 +51,9 @@ impl Version {
     }
 }
 
-/// How a request body is delimited, decided from the head per RFC 9112 §6.3.
+/// How a message body is delimited (RFC 9112 §6.3). A request head decides
+/// `None`, `Length` or `Chunked`; `CloseDelimited` is for a response read
+/// by a client.
 ///
 /// # Examples
 ///
@@ -54,6 +63,8 @@ impl Version {
 /// assert!(BodyFraming::None.is_empty());
 /// assert!(BodyFraming::Length(0).is_empty());
 /// assert!(!BodyFraming::Chunked.is_empty());
+/// assert_eq!(BodyFraming::None.length(), Some(0));
+/// assert_eq!(BodyFraming::CloseDelimited.length(), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BodyFraming {
@@ -63,12 +74,25 @@ pub enum BodyFraming {
     Length(u64),
     /// A chunked body (`Transfer-Encoding: chunked`).
     Chunked,
+    /// A body that ends when the peer closes the connection (a response
+    /// without a length; never a request, RFC 9112 §6.3).
+    CloseDelimited,
 }
 
 impl BodyFraming {
     /// Whether the framing says the body is empty.
     pub const fn is_empty(self) -> bool {
         matches!(self, BodyFraming::None | BodyFraming::Length(0))
+    }
+
+    /// The body length in bytes, when the framing tells it (`None` is a
+    /// length of zero).
+    pub const fn length(self) -> Option<u64> {
+        match self {
+            BodyFraming::None => Some(0),
+            BodyFraming::Length(n) => Some(n),
+            BodyFraming::Chunked | BodyFraming::CloseDelimited => None,
+        }
     }
 }
 

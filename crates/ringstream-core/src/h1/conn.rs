@@ -1,0 +1,355 @@
+//! Connection rules for one request/response exchange on a server
+//! connection (RFC 9112 §9, RFC 9110 §10.1.1).
+//!
+//! An [`Exchange`] is made from a parsed [`RequestHead`] and answers every
+//! question a server connection has between reading that head and reading
+//! the next one:
+//!
+//! - which [`Decoder`] reads the request body ([`Exchange::decoder`]);
+//! - whether, and when, to send `100 Continue` ([`Exchange::body_wanted`],
+//!   [`Exchange::continue_before_head`]);
+//! - how the response is framed and which framing and `Connection` fields
+//!   its head carries ([`Exchange::write_head`]);
+//! - whether the connection is kept alive, and how many bytes of an unread
+//!   request body may be drained first ([`Exchange::after_response`]);
+//! - whether the request asks for a protocol upgrade
+//!   ([`Exchange::is_upgrade`]).
+//!
+//! # Order of calls
+//!
+//! 1. [`Exchange::new`] with the head; read the body with
+//!    [`decoder`](Exchange::decoder). Before the first read of the body,
+//!    call [`body_wanted`](Exchange::body_wanted) and send what it returns.
+//! 2. When the response is ready, call
+//!    [`continue_before_head`](Exchange::continue_before_head) with what
+//!    became of the body, then [`write_head`](Exchange::write_head): it
+//!    returns the [`Encoder`] for the response body.
+//! 3. After the body, [`after_response`](Exchange::after_response) says
+//!    whether to drain the rest of the request body, keep the connection or
+//!    close it.
+//!
+//! Nothing here performs I/O: the connection sends the bytes it is handed
+//! and awaits.
+//!
+//! # Examples
+//!
+//! ```
+//! use ringstream_core::h1::{
+//!     BodyState, Exchange, Field, HeadParser, Next, ResponseHead,
+//! };
+//! use ringstream_core::Limits;
+//!
+//! let mut fields = [Field::EMPTY; 16];
+//! let wire = b"POST /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\
+//!              Content-Length: 5\r\n\r\n";
+//! let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+//! let mut exchange = Exchange::new(&head);
+//!
+//! // The service asks for the body: invite the client first.
+//! assert_eq!(exchange.body_wanted(), Some(&b"HTTP/1.1 100 Continue\r\n\r\n"[..]));
+//! assert_eq!(exchange.body_wanted(), None);
+//!
+//! // ... the body is read to its end, the service answers ...
+//! assert_eq!(exchange.continue_before_head(BodyState::Complete, 0), None);
+//! let mut out = Vec::new();
+//! let head = ResponseHead::new(200).date(b"Sun, 06 Nov 1994 08:49:37 GMT");
+//! let encoder = exchange.write_head(&mut out, &head, [], Some(5))?;
+//! assert!(out.ends_with(b"content-length: 5\r\n\r\n"));
+//! assert!(encoder.sends_body());
+//! assert_eq!(exchange.after_response(true, 0), Next::KeepAlive);
+//! # Ok::<(), ringstream_core::Error>(())
+//! ```
+
+use alloc::vec::Vec;
+
+use super::decode::Decoder;
+use super::encode::{Encoder, ResponseHead};
+use super::head::{list, RequestHead};
+use super::response::write_head_with;
+use super::{BodyFraming, Version};
+use crate::{Error, Limits};
+
+/// The interim response that invites a client waiting on
+/// `Expect: 100-continue` to send its body (RFC 9110 §15.2.1).
+pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
+/// Where `Expect: 100-continue` stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Continue {
+    /// Not asked for (or HTTP/1.0, or no body).
+    NotAsked,
+    /// Asked for; `100 Continue` not sent yet.
+    Due,
+    /// `100 Continue` was sent.
+    Sent,
+}
+
+/// What became of a request body by the time the response head is written.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::BodyState;
+///
+/// let state = BodyState::Unread { held: false, remaining: Some(10) };
+/// assert_ne!(state, BodyState::Complete);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyState {
+    /// The body has been read to its end (or there was none).
+    Complete,
+    /// Part of the body (maybe all of it) has not been read.
+    Unread {
+        /// Whether the service still holds the body and may read it while
+        /// the response is written (an echo does).
+        held: bool,
+        /// Body bytes still announced, when the framing tells
+        /// (`Content-Length`, or the rest of the current chunk).
+        remaining: Option<u64>,
+    },
+}
+
+/// What to do with the connection once a response has been written.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::Next;
+///
+/// assert_ne!(Next::KeepAlive, Next::Close);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Read the next request.
+    KeepAlive,
+    /// Read and discard the rest of the request body, at most `limit`
+    /// bytes; keep the connection if it ends within them, close otherwise.
+    Drain {
+        /// Most body bytes to read and discard (bytes).
+        limit: u64,
+    },
+    /// Close the connection.
+    Close,
+}
+
+/// The connection rules of one request/response exchange; see the
+/// [module docs](self) for the order of calls.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::{Exchange, Field, HeadParser, Next};
+/// use ringstream_core::Limits;
+///
+/// let mut fields = [Field::EMPTY; 8];
+/// let head = HeadParser::new(Limits::DEFAULT)
+///     .parse(b"GET / HTTP/1.0\r\n\r\n", &mut fields)?
+///     .unwrap();
+/// // HTTP/1.0 without `Connection: keep-alive` closes after the response.
+/// assert_eq!(Exchange::new(&head).after_response(true, 0), Next::Close);
+/// # Ok::<(), ringstream_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exchange {
+    version: Version,
+    is_head: bool,
+    framing: BodyFraming,
+    keep_alive: bool,
+    upgrade: bool,
+    expect: Continue,
+}
+
+impl Exchange {
+    /// The rules for the exchange that `head` starts.
+    pub fn new(head: &RequestHead<'_>) -> Exchange {
+        let expect = if head.expect_continue && !head.framing.is_empty() {
+            Continue::Due
+        } else {
+            Continue::NotAsked
+        };
+        Exchange {
+            version: head.version,
+            is_head: head.method == "HEAD",
+            framing: head.framing,
+            keep_alive: head.keep_alive,
+            upgrade: head.upgrade,
+            expect,
+        }
+    }
+
+    /// The request's HTTP version.
+    pub const fn version(&self) -> Version {
+        self.version
+    }
+
+    /// How the request body is delimited.
+    pub const fn body_framing(&self) -> BodyFraming {
+        self.framing
+    }
+
+    /// Whether the request asks to switch protocols (RFC 9110 §7.8): HTTP/1.1
+    /// with `Upgrade` and `Connection: upgrade`.
+    pub const fn is_upgrade(&self) -> bool {
+        self.upgrade
+    }
+
+    /// Whether the connection may still carry another request.
+    pub const fn is_keep_alive(&self) -> bool {
+        self.keep_alive
+    }
+
+    /// The decoder for the request body (RFC 9112 §6.3).
+    pub fn decoder(&self, limits: Limits) -> Decoder {
+        Decoder::new(self.framing, limits)
+    }
+
+    /// Close the connection after this exchange (for instance because the
+    /// server is shutting down).
+    pub fn close(&mut self) {
+        self.keep_alive = false;
+    }
+
+    /// The request body is about to be read for the first time: the bytes to
+    /// send before reading ([`CONTINUE`] when the client waits for it), once.
+    pub fn body_wanted(&mut self) -> Option<&'static [u8]> {
+        if self.expect == Continue::Due {
+            self.expect = Continue::Sent;
+            Some(CONTINUE)
+        } else {
+            None
+        }
+    }
+
+    /// The response is ready and `body` says what became of the request
+    /// body: the bytes to send before the response head.
+    ///
+    /// A client waiting for `100 Continue` is invited now if the service
+    /// still holds the body (it may read it while the response is written);
+    /// otherwise it was never invited, may or may not send its body, and the
+    /// connection will close. A body dropped unread with more than
+    /// `drain_limit` bytes announced also closes the connection, and the
+    /// response head says so.
+    pub fn continue_before_head(
+        &mut self,
+        body: BodyState,
+        drain_limit: u64,
+    ) -> Option<&'static [u8]> {
+        let BodyState::Unread { held, remaining } = body else {
+            return None;
+        };
+        if !held && remaining.is_some_and(|n| n > drain_limit) {
+            self.keep_alive = false;
+        }
+        if self.expect != Continue::Due {
+            return None;
+        }
+        if held {
+            self.body_wanted()
+        } else {
+            self.keep_alive = false;
+            None
+        }
+    }
+
+    /// Writes the response head to `out` and returns the encoder of its
+    /// body.
+    ///
+    /// The framing (RFC 9112 §6.3) is decided from the status, the request
+    /// method and version, and the body length: `body_length` when the body
+    /// knows it, else a valid `Content-Length` among `fields`. The head
+    /// writer owns the framing and connection fields: `Content-Length`,
+    /// `Transfer-Encoding` and `Connection` among `fields` are not copied, a
+    /// `Connection: close` among them closes the connection, and the head
+    /// ends with the fields the decision needs (`content-length` or
+    /// `transfer-encoding: chunked`; `connection: close`, or
+    /// `connection: keep-alive` for an HTTP/1.0 client kept alive).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`write_response_head`](super::write_response_head); `out` is
+    /// left as it was and the exchange unchanged.
+    pub fn write_head<'a, I>(
+        &mut self,
+        out: &mut Vec<u8>,
+        head: &ResponseHead<'_>,
+        fields: I,
+        body_length: Option<u64>,
+    ) -> Result<Encoder, Error>
+    where
+        I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
+    {
+        let mut keep_alive = self.keep_alive;
+        let version = self.version;
+        let is_head = self.is_head;
+        let mut framing = None;
+        write_head_with(out, head, fields, |seen| {
+            keep_alive &= !seen.close;
+            let f = super::response_framing(
+                is_head,
+                head.status,
+                version,
+                body_length.or(seen.content_length),
+            );
+            keep_alive &= !f.requires_close();
+            framing = Some(f);
+            let connection: &[u8] = if !keep_alive {
+                b"close"
+            } else if version == Version::Http10 {
+                b"keep-alive"
+            } else {
+                b""
+            };
+            (f, connection)
+        })?;
+        self.keep_alive = keep_alive;
+        Ok(Encoder::new(framing.unwrap_or(
+            super::ResponseFraming::NoBody {
+                content_length: None,
+            },
+        )))
+    }
+
+    /// After the response: keep the connection, drain the rest of the
+    /// request body (at most `drain_limit` bytes) first, or close.
+    /// `body_complete` says whether the request body was read to its end.
+    pub fn after_response(&self, body_complete: bool, drain_limit: u64) -> Next {
+        if !self.keep_alive {
+            Next::Close
+        } else if body_complete {
+            Next::KeepAlive
+        } else if self.expect == Continue::Due {
+            // The client was never invited and may never send its body.
+            Next::Close
+        } else {
+            Next::Drain { limit: drain_limit }
+        }
+    }
+}
+
+/// What a response's own fields say about framing and the connection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ResponseFields {
+    /// A `Connection` field lists `close`.
+    pub(crate) close: bool,
+    /// The value of a valid `Content-Length` field.
+    pub(crate) content_length: Option<u64>,
+}
+
+impl ResponseFields {
+    /// Takes note of one field the head writer skipped; `true` if it is a
+    /// framing or connection field (which the writer must not copy).
+    pub(crate) fn note(&mut self, name: &[u8], value: &[u8]) -> bool {
+        match name.len() {
+            10 if name.eq_ignore_ascii_case(b"connection") => {
+                self.close |= list(value).any(|t| t.eq_ignore_ascii_case(b"close"));
+                true
+            }
+            14 if name.eq_ignore_ascii_case(b"content-length") => {
+                self.content_length = super::head::parse_decimal(value);
+                true
+            }
+            17 => name.eq_ignore_ascii_case(b"transfer-encoding"),
+            _ => false,
+        }
+    }
+}

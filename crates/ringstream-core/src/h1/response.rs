@@ -1,0 +1,440 @@
+//! Response heads: the status line, the caller's fields, the framing and
+//! connection fields, and the bare error response a server closes with.
+//!
+//! Nothing here performs I/O: heads are written into the caller's buffer,
+//! which is left as it was when a head is refused.
+
+use alloc::vec::Vec;
+
+use super::conn::ResponseFields;
+use super::decode::{is_field_vchar, is_ws};
+use super::encode::{ResponseFraming, CRLF};
+use super::{is_field_value, is_token, Version};
+use crate::Error;
+
+// ---------------------------------------------------------------------------
+// Head writer
+// ---------------------------------------------------------------------------
+
+/// The start of a response head: status line, `Date` and `Server`.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::ResponseHead;
+///
+/// let head = ResponseHead::new(404).date(b"Sun, 06 Nov 1994 08:49:37 GMT").server(b"ringstream");
+/// assert_eq!(head.status, 404);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseHead<'a> {
+    /// The status code, three digits.
+    pub status: u16,
+    /// The reason phrase; `None` writes the canonical one of `status`.
+    pub reason: Option<&'a str>,
+    /// The `Date` value ([`HttpDate`]); empty writes no `Date` field.
+    pub date: &'a [u8],
+    /// The `Server` value, if one is sent.
+    pub server: Option<&'a [u8]>,
+    /// The version of the status line (a server answers `HTTP/1.1` to both
+    /// versions, RFC 9110 §6.2).
+    pub version: Version,
+}
+
+impl<'a> ResponseHead<'a> {
+    /// An `HTTP/1.1` head with `status`, its canonical reason, no `Date` and
+    /// no `Server`.
+    pub const fn new(status: u16) -> ResponseHead<'a> {
+        ResponseHead {
+            status,
+            reason: None,
+            date: b"",
+            server: None,
+            version: Version::Http11,
+        }
+    }
+
+    /// With this reason phrase.
+    pub const fn reason(mut self, reason: &'a str) -> ResponseHead<'a> {
+        self.reason = Some(reason);
+        self
+    }
+
+    /// With this `Date` value.
+    pub const fn date(mut self, date: &'a [u8]) -> ResponseHead<'a> {
+        self.date = date;
+        self
+    }
+
+    /// With this `Server` value.
+    pub const fn server(mut self, server: &'a [u8]) -> ResponseHead<'a> {
+        self.server = Some(server);
+        self
+    }
+
+    /// With this status-line version.
+    pub const fn version(mut self, version: Version) -> ResponseHead<'a> {
+        self.version = version;
+        self
+    }
+}
+
+/// Writes a response head to `out`.
+///
+/// In order: the status line, `date` and `server` (when set), the caller's
+/// `fields`, the framing field for `framing` (`content-length: N` or
+/// `transfer-encoding: chunked`), `connection: close` when `close` is set,
+/// the framing is close-delimited or a `Connection` field among `fields`
+/// lists `close`, and the empty line.
+///
+/// The framing and connection fields are owned by this function: any
+/// `Content-Length`, `Transfer-Encoding` or `Connection` among `fields` is
+/// not copied, so they are never duplicated or contradicted. A server
+/// connection writes its heads through [`Exchange::write_head`](super::Exchange::write_head),
+/// which also decides the framing.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::encode::{write_response_head, ResponseFraming, ResponseHead};
+///
+/// let mut out = Vec::new();
+/// let head = ResponseHead::new(200).date(b"Sun, 06 Nov 1994 08:49:37 GMT");
+/// let fields = [(&b"content-type"[..], &b"text/plain"[..])];
+/// write_response_head(&mut out, &head, fields, ResponseFraming::Length(5), false).unwrap();
+/// assert_eq!(
+///     out,
+///     b"HTTP/1.1 200 OK\r\n\
+///       date: Sun, 06 Nov 1994 08:49:37 GMT\r\n\
+///       content-type: text/plain\r\n\
+///       content-length: 5\r\n\r\n"
+/// );
+/// ```
+///
+/// # Errors
+///
+/// Nothing is written (`out` is left as it was) and an error is returned if
+/// the status is not a three-digit code ([`Error::InvalidStatus`]), the
+/// reason holds a control character, a field name is not a token
+/// ([`Error::InvalidFieldName`]), or a field value, `date` or `server` holds
+/// CR, LF, NUL or another control character ([`Error::InvalidFieldValue`]).
+pub fn write_response_head<'a, I>(
+    out: &mut Vec<u8>,
+    head: &ResponseHead<'_>,
+    fields: I,
+    framing: ResponseFraming,
+    close: bool,
+) -> Result<(), Error>
+where
+    I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
+{
+    write_head_with(out, head, fields, |seen| {
+        let close = close || seen.close || framing.requires_close();
+        (framing, if close { &b"close"[..] } else { b"" })
+    })
+}
+
+/// Writes a head whose framing and `Connection` value (empty: none) are
+/// decided by `decide` once the caller's fields have been seen.
+pub(crate) fn write_head_with<'a, I, D>(
+    out: &mut Vec<u8>,
+    head: &ResponseHead<'_>,
+    fields: I,
+    decide: D,
+) -> Result<(), Error>
+where
+    I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
+    D: FnOnce(&ResponseFields) -> (ResponseFraming, &'static [u8]),
+{
+    let start = out.len();
+    let result = write_head_inner(out, head, fields, decide);
+    if result.is_err() {
+        out.truncate(start);
+    }
+    result
+}
+
+fn write_head_inner<'a, I, D>(
+    out: &mut Vec<u8>,
+    head: &ResponseHead<'_>,
+    fields: I,
+    decide: D,
+) -> Result<(), Error>
+where
+    I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
+    D: FnOnce(&ResponseFields) -> (ResponseFraming, &'static [u8]),
+{
+    write_status_line(out, head)?;
+    if !head.date.is_empty() {
+        write_field(out, b"date", head.date)?;
+    }
+    if let Some(server) = head.server {
+        write_field(out, b"server", server)?;
+    }
+    let mut seen = ResponseFields::default();
+    for (name, value) in fields {
+        if !seen.note(name, value) {
+            write_field(out, name, value)?;
+        }
+    }
+    let (framing, connection) = decide(&seen);
+    match framing {
+        ResponseFraming::NoBody {
+            content_length: Some(n),
+        }
+        | ResponseFraming::Length(n) => {
+            out.extend_from_slice(b"content-length: ");
+            write_u64(out, n);
+            out.extend_from_slice(CRLF);
+        }
+        ResponseFraming::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
+        ResponseFraming::NoBody {
+            content_length: None,
+        }
+        | ResponseFraming::CloseDelimited => {}
+    }
+    if !connection.is_empty() {
+        out.extend_from_slice(b"connection: ");
+        out.extend_from_slice(connection);
+        out.extend_from_slice(CRLF);
+    }
+    out.extend_from_slice(CRLF);
+    Ok(())
+}
+
+/// `HTTP/1.x ddd reason\r\n`.
+fn write_status_line(out: &mut Vec<u8>, head: &ResponseHead<'_>) -> Result<(), Error> {
+    let status = head.status;
+    if !(100..=999).contains(&status) {
+        return Err(Error::InvalidStatus);
+    }
+    // The standard phrases are known to be clean; only a caller's is checked.
+    let reason = match head.reason {
+        Some(reason) if !reason.bytes().all(|b| is_ws(b) || is_field_vchar(b)) => {
+            return Err(Error::InvalidFieldValue);
+        }
+        Some(reason) => reason,
+        None => reason_phrase(status),
+    };
+    // `HTTP/1.x ddd ` in one piece: the status has three digits.
+    let mut line = [0u8; 13];
+    line[..8].copy_from_slice(head.version.as_str().as_bytes());
+    line[8] = b' ';
+    line[9] = b'0' + (status / 100) as u8;
+    line[10] = b'0' + (status / 10 % 10) as u8;
+    line[11] = b'0' + (status % 10) as u8;
+    line[12] = b' ';
+    out.extend_from_slice(&line);
+    out.extend_from_slice(reason.as_bytes());
+    out.extend_from_slice(CRLF);
+    Ok(())
+}
+
+/// Writes a complete error response to `out`: `status` with its reason as
+/// a plain-text body and `connection: close`. A server answers a request it
+/// cannot serve with it, then closes.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::encode::write_error_response;
+///
+/// let mut out = Vec::new();
+/// write_error_response(&mut out, 400, b"");
+/// assert_eq!(
+///     out,
+///     b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n\
+///       content-length: 12\r\nconnection: close\r\n\r\nBad Request\n"
+/// );
+/// ```
+pub fn write_error_response(out: &mut Vec<u8>, status: u16, date: &[u8]) {
+    let status = if (100..=999).contains(&status) {
+        status
+    } else {
+        500
+    };
+    let reason = match reason_phrase(status) {
+        "" => "Error",
+        reason => reason,
+    };
+    let head = ResponseHead::new(status).date(date);
+    let fields = [(&b"content-type"[..], &b"text/plain; charset=utf-8"[..])];
+    let framing = ResponseFraming::Length(reason.len() as u64 + 1);
+    if write_response_head(out, &head, fields, framing, true).is_ok() {
+        out.extend_from_slice(reason.as_bytes());
+        out.push(b'\n');
+    }
+}
+
+/// Writes `name: value\r\n` after validating both.
+fn write_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) -> Result<(), Error> {
+    check_field(name, value, Error::InvalidFieldValue)?;
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(CRLF);
+    Ok(())
+}
+
+/// Checks a field name is a token and a value is `field-value` (RFC 9110
+/// §5.5) without surrounding whitespace; `value_error` is returned for a bad
+/// value.
+pub(crate) fn check_field(name: &[u8], value: &[u8], value_error: Error) -> Result<(), Error> {
+    if !is_token(name) {
+        return Err(Error::InvalidFieldName);
+    }
+    let ok = is_field_value(value)
+        && !value.first().is_some_and(|&b| is_ws(b))
+        && !value.last().is_some_and(|&b| is_ws(b));
+    if ok {
+        Ok(())
+    } else {
+        Err(value_error)
+    }
+}
+
+/// The canonical reason phrase of a status code (RFC 9110 §15), or `""` for
+/// an unregistered code.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::encode::reason_phrase;
+///
+/// assert_eq!(reason_phrase(404), "Not Found");
+/// assert_eq!(reason_phrase(599), "");
+/// ```
+pub const fn reason_phrase(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        101 => "Switching Protocols",
+        102 => "Processing",
+        103 => "Early Hints",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        203 => "Non-Authoritative Information",
+        204 => "No Content",
+        205 => "Reset Content",
+        206 => "Partial Content",
+        207 => "Multi-Status",
+        208 => "Already Reported",
+        226 => "IM Used",
+        300 => "Multiple Choices",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        305 => "Use Proxy",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        402 => "Payment Required",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        407 => "Proxy Authentication Required",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
+        412 => "Precondition Failed",
+        413 => "Content Too Large",
+        414 => "URI Too Long",
+        415 => "Unsupported Media Type",
+        416 => "Range Not Satisfiable",
+        417 => "Expectation Failed",
+        421 => "Misdirected Request",
+        422 => "Unprocessable Content",
+        423 => "Locked",
+        424 => "Failed Dependency",
+        425 => "Too Early",
+        426 => "Upgrade Required",
+        428 => "Precondition Required",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        451 => "Unavailable For Legal Reasons",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        505 => "HTTP Version Not Supported",
+        506 => "Variant Also Negotiates",
+        507 => "Insufficient Storage",
+        508 => "Loop Detected",
+        511 => "Network Authentication Required",
+        _ => "",
+    }
+}
+
+/// Appends the decimal digits of `n`.
+fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+    /// "00" to "99".
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    // Two digits per division.
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
+        i -= 1;
+        buf[i] = b'0' + n as u8;
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The head writer trusts the standard phrases without checking them.
+    #[test]
+    fn every_standard_reason_phrase_is_clean() {
+        for status in 100..=999 {
+            let reason = reason_phrase(status);
+            assert!(
+                reason.bytes().all(|b| is_ws(b) || is_field_vchar(b)),
+                "{status}: {reason:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn write_u64_formats_extremes() {
+        let mut out = Vec::new();
+        write_u64(&mut out, 0);
+        out.push(b' ');
+        write_u64(&mut out, u64::MAX);
+        assert_eq!(out, b"0 18446744073709551615");
+    }
+
+    #[test]
+    fn write_u64_matches_display() {
+        let mut n = 1u64;
+        let mut values = alloc::vec![0u64, 9, 10, 99, 100, 101, 999, 1000, 40960, u64::MAX];
+        while let Some(next) = n.checked_mul(7) {
+            values.extend([n - 1, n, n + 1]);
+            n = next;
+        }
+        for v in values {
+            let mut out = Vec::new();
+            write_u64(&mut out, v);
+            assert_eq!(out, alloc::format!("{v}").into_bytes(), "{v}");
+        }
+    }
+}

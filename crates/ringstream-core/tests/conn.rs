@@ -1,0 +1,287 @@
+//! The connection rules of one exchange (`Exchange`) and the response body
+//! `Encoder`: keep-alive (RFC 9112 §9.3), `100 Continue` (RFC 9110
+//! §10.1.1), draining, upgrade (RFC 9110 §7.8) and response framing
+//! (RFC 9112 §6.3).
+
+use ringstream_core::h1::{
+    BodyState, Decoder, Encoder, Exchange, Field, HeadParser, Next, ResponseFraming, ResponseHead,
+    CONTINUE,
+};
+use ringstream_core::{Error, Limits};
+
+const DATE: &[u8] = b"Sun, 06 Nov 1994 08:49:37 GMT";
+
+fn exchange(wire: &[u8]) -> Exchange {
+    let mut fields = [Field::EMPTY; 16];
+    let head = HeadParser::new(Limits::DEFAULT)
+        .parse(wire, &mut fields)
+        .expect("valid head")
+        .expect("complete head");
+    Exchange::new(&head)
+}
+
+/// Writes a head for `exchange` and returns it as text with the encoder.
+fn head_of(
+    exchange: &mut Exchange,
+    status: u16,
+    fields: &[(&[u8], &[u8])],
+    length: Option<u64>,
+) -> (String, Encoder) {
+    let mut out = Vec::new();
+    let head = ResponseHead::new(status).date(DATE);
+    let encoder = exchange
+        .write_head(&mut out, &head, fields.iter().copied(), length)
+        .expect("valid response head");
+    (String::from_utf8(out).unwrap(), encoder)
+}
+
+#[test]
+fn http11_keeps_alive_unless_either_side_says_close() {
+    let mut e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    let (head, _) = head_of(&mut e, 200, &[], Some(2));
+    assert!(!head.contains("connection"), "{head}");
+    assert_eq!(e.after_response(true, 0), Next::KeepAlive);
+
+    let mut e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    let (head, _) = head_of(&mut e, 200, &[], Some(2));
+    assert!(head.ends_with("connection: close\r\n\r\n"), "{head}");
+    assert_eq!(e.after_response(true, 0), Next::Close);
+
+    // The service's own `Connection: close` (in any case, in a list) is
+    // honoured and not copied twice.
+    let mut e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    let fields: &[(&[u8], &[u8])] = &[(b"Connection", b"foo, CLOSE")];
+    let (head, _) = head_of(&mut e, 200, fields, Some(2));
+    assert_eq!(head.matches("onnection").count(), 1, "{head}");
+    assert!(head.ends_with("connection: close\r\n\r\n"), "{head}");
+    assert_eq!(e.after_response(true, 0), Next::Close);
+}
+
+#[test]
+fn http10_keeps_alive_only_when_asked_and_says_so() {
+    let mut e = exchange(b"GET / HTTP/1.0\r\n\r\n");
+    let (head, _) = head_of(&mut e, 200, &[], Some(2));
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert!(head.ends_with("connection: close\r\n\r\n"), "{head}");
+    assert_eq!(e.after_response(true, 0), Next::Close);
+
+    let mut e = exchange(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    let (head, _) = head_of(&mut e, 200, &[], Some(2));
+    assert!(head.ends_with("connection: keep-alive\r\n\r\n"), "{head}");
+    assert_eq!(e.after_response(true, 0), Next::KeepAlive);
+
+    // Without a length an HTTP/1.0 body ends with the connection.
+    let mut e = exchange(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    let (head, encoder) = head_of(&mut e, 200, &[], None);
+    assert!(encoder.is_close_delimited());
+    assert!(head.ends_with("connection: close\r\n\r\n"), "{head}");
+    assert_eq!(e.after_response(true, 0), Next::Close);
+}
+
+#[test]
+fn framing_fields_are_owned_by_the_writer() {
+    // A service's Content-Length frames the body when the body has no
+    // length of its own; its Transfer-Encoding is never copied.
+    let mut e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    let fields: &[(&[u8], &[u8])] = &[
+        (b"content-length", b"7"),
+        (b"transfer-encoding", b"gzip"),
+        (b"x-a", b"1"),
+    ];
+    let (head, mut encoder) = head_of(&mut e, 200, fields, None);
+    assert_eq!(
+        head,
+        "HTTP/1.1 200 OK\r\ndate: Sun, 06 Nov 1994 08:49:37 GMT\r\nx-a: 1\r\n\
+         content-length: 7\r\n\r\n"
+    );
+    assert_eq!(encoder.encode(8), Err(Error::BodyOverflow));
+
+    // No length at all: chunked on HTTP/1.1.
+    let mut e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    let (head, _) = head_of(&mut e, 200, &[(b"content-length", b"x")], None);
+    assert!(
+        head.ends_with("transfer-encoding: chunked\r\n\r\n"),
+        "{head}"
+    );
+}
+
+#[test]
+fn head_204_and_304_send_no_body() {
+    let mut e = exchange(b"HEAD / HTTP/1.1\r\nHost: a\r\n\r\n");
+    let (head, mut encoder) = head_of(&mut e, 200, &[], Some(40));
+    assert!(head.ends_with("content-length: 40\r\n\r\n"), "{head}");
+    assert!(!encoder.sends_body());
+    assert_eq!(encoder.encode(1), Err(Error::BodyOverflow));
+    assert_eq!(e.after_response(true, 0), Next::KeepAlive);
+
+    let mut e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    let (head, encoder) = head_of(&mut e, 204, &[], Some(40));
+    assert!(!head.contains("content-length"), "{head}");
+    assert!(!encoder.sends_body());
+
+    let mut e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    let (head, encoder) = head_of(&mut e, 304, &[], Some(40));
+    assert!(head.ends_with("content-length: 40\r\n\r\n"), "{head}");
+    assert!(!encoder.sends_body());
+}
+
+#[test]
+fn continue_is_sent_once_when_the_body_is_first_wanted() {
+    let wire = b"PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n";
+    let mut e = exchange(wire);
+    assert_eq!(e.body_wanted(), Some(CONTINUE));
+    assert_eq!(e.body_wanted(), None);
+    assert_eq!(e.continue_before_head(BodyState::Complete, 0), None);
+    head_of(&mut e, 200, &[], Some(0));
+    assert_eq!(e.after_response(true, 0), Next::KeepAlive);
+
+    // No `100 Continue` for a request without a body, or on HTTP/1.0.
+    let mut e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n");
+    assert_eq!(e.body_wanted(), None);
+    let mut e = exchange(b"PUT / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n");
+    assert_eq!(e.body_wanted(), None);
+}
+
+#[test]
+fn an_uninvited_body_closes_the_connection_unless_the_service_holds_it() {
+    let wire = b"PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n";
+    // The service answered without reading and dropped the body: the
+    // client was never invited, so the connection closes, and says so.
+    let mut e = exchange(wire);
+    let dropped = BodyState::Unread {
+        held: false,
+        remaining: Some(3),
+    };
+    assert_eq!(e.continue_before_head(dropped, 1 << 20), None);
+    let (head, _) = head_of(&mut e, 413, &[], Some(0));
+    assert!(head.ends_with("connection: close\r\n\r\n"), "{head}");
+    assert_eq!(e.after_response(false, 1 << 20), Next::Close);
+
+    // The service still holds the body (it streams it back): invite the
+    // client before the final head.
+    let mut e = exchange(wire);
+    let held = BodyState::Unread {
+        held: true,
+        remaining: Some(3),
+    };
+    assert_eq!(e.continue_before_head(held, 1 << 20), Some(CONTINUE));
+    head_of(&mut e, 200, &[], None);
+    assert_eq!(
+        e.after_response(false, 1 << 20),
+        Next::Drain { limit: 1 << 20 }
+    );
+}
+
+#[test]
+fn an_unread_body_is_drained_within_the_limit_or_closes() {
+    let wire = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n";
+    let unread = BodyState::Unread {
+        held: false,
+        remaining: Some(100),
+    };
+    let mut e = exchange(wire);
+    assert_eq!(e.continue_before_head(unread, 100), None);
+    let (head, _) = head_of(&mut e, 200, &[], Some(0));
+    assert!(!head.contains("connection"), "{head}");
+    assert_eq!(e.after_response(false, 100), Next::Drain { limit: 100 });
+
+    let mut e = exchange(wire);
+    e.continue_before_head(unread, 99);
+    let (head, _) = head_of(&mut e, 200, &[], Some(0));
+    assert!(head.ends_with("connection: close\r\n\r\n"), "{head}");
+    assert_eq!(e.after_response(false, 99), Next::Close);
+}
+
+#[test]
+fn a_closing_server_says_close() {
+    let mut e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    e.close();
+    let (head, _) = head_of(&mut e, 200, &[], Some(0));
+    assert!(head.ends_with("connection: close\r\n\r\n"), "{head}");
+    assert_eq!(e.after_response(true, 0), Next::Close);
+}
+
+#[test]
+fn upgrade_needs_both_fields_on_http11() {
+    let e = exchange(
+        b"GET /ws HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n\r\n",
+    );
+    assert!(e.is_upgrade());
+    let e = exchange(b"GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n\r\n");
+    assert!(!e.is_upgrade());
+    let e = exchange(b"GET /ws HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\n\r\n");
+    assert!(!e.is_upgrade());
+    let e = exchange(b"GET /ws HTTP/1.0\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n");
+    assert!(!e.is_upgrade());
+}
+
+#[test]
+fn the_decoder_follows_the_request_framing() {
+    let e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    assert!(e.decoder(Limits::DEFAULT).is_finished());
+    let e = exchange(b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\n");
+    let mut decoder: Decoder = e.decoder(Limits::DEFAULT);
+    assert_eq!(decoder.remaining_hint(), Some(4));
+    assert_eq!(decoder.decode(b"abcdef").unwrap().data, 0..4);
+    assert!(decoder.is_finished());
+}
+
+#[test]
+fn a_refused_head_leaves_the_buffer_and_the_exchange_as_they_were() {
+    let mut e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    let before = e;
+    let mut out = b"kept".to_vec();
+    let head = ResponseHead::new(200);
+    let bad: &[(&[u8], &[u8])] = &[(b"x", b"a\r\nb")];
+    let refused = e.write_head(&mut out, &head, bad.iter().copied(), Some(0));
+    assert_eq!(refused, Err(Error::InvalidFieldValue));
+    assert_eq!(out, b"kept");
+    assert_eq!(e, before);
+}
+
+#[test]
+fn encoder_frames_every_framing() {
+    let mut wire = Vec::new();
+    let mut chunked = Encoder::new(ResponseFraming::Chunked);
+    for piece in [&b"hello"[..], b"", &[b'x'; 300][..]] {
+        let frame = chunked.encode(piece.len()).unwrap();
+        wire.extend_from_slice(frame.prefix());
+        wire.extend_from_slice(piece);
+        wire.extend_from_slice(frame.suffix());
+    }
+    chunked
+        .finish([("x-sum", &b"7"[..])], &mut wire)
+        .expect("valid trailer");
+    let mut expected = b"5\r\nhello\r\n12c\r\n".to_vec();
+    expected.extend_from_slice(&[b'x'; 300]);
+    expected.extend_from_slice(b"\r\n0\r\nx-sum: 7\r\n\r\n");
+    assert_eq!(wire, expected);
+
+    // The decoder reads back what the encoder framed.
+    let mut decoder = Decoder::chunked(Limits::DEFAULT);
+    let mut body = Vec::new();
+    let mut at = 0;
+    while !decoder.is_finished() {
+        let step = decoder.decode(&wire[at..]).unwrap();
+        body.extend_from_slice(&wire[at..][step.data.clone()]);
+        at += step.consumed;
+    }
+    assert_eq!(body.len(), 305);
+
+    let mut trailer = Vec::new();
+    let refused =
+        Encoder::new(ResponseFraming::Chunked).finish([("host", &b"a"[..])], &mut trailer);
+    assert_eq!(refused, Err(Error::ForbiddenTrailer));
+    assert!(trailer.is_empty());
+
+    let mut length = Encoder::new(ResponseFraming::Length(3));
+    assert_eq!(length.encode(2).unwrap().len(), 0);
+    assert_eq!(length.finish([], &mut wire), Err(Error::BodyUnderflow));
+    length.encode(1).unwrap();
+    assert_eq!(length.encode(1), Err(Error::BodyOverflow));
+    assert_eq!(length.finish([], &mut wire), Ok(()));
+
+    let mut close = Encoder::new(ResponseFraming::CloseDelimited);
+    assert!(close.is_close_delimited() && close.sends_body());
+    assert_eq!(close.encode(1 << 20).unwrap().len(), 0);
+}

@@ -1,0 +1,95 @@
+//! Ending an exchange other than by a plain response: rejecting a request,
+//! draining an unread request body, and closing without destroying the
+//! last response.
+
+use std::future::poll_fn;
+use std::task::Poll;
+use std::time::Duration;
+
+use ringstream_core::h1::write_error_response;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::timeout_at;
+
+use super::dispatch::BodyPump;
+use super::write::HEAD_ROOM;
+use super::Connection;
+use crate::body::{poll_body, Pulled};
+
+/// How long a closing connection keeps reading what the client still sends.
+const LINGER_TIME: Duration = Duration::from_secs(2);
+
+/// Most bytes read and dropped while lingering.
+const LINGER_BYTES: usize = 1 << 20;
+
+impl<T, S> Connection<T, S>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+{
+    /// Answer with a bare error status and `Connection: close`; `why` goes
+    /// to the access log.
+    pub(super) async fn reject(&mut self, status: u16, why: &(dyn std::fmt::Display + Sync)) {
+        self.metrics.record_status(status);
+        let date = self.date_now();
+        write_error_response(self.stream.write_buffer_for(HEAD_ROOM), status, &date);
+        let deadline = tokio::time::Instant::now() + self.config.head_timeout;
+        let _ = timeout_at(deadline, self.stream.flush()).await;
+        tracing::info!(target: "ringstream::access", status, reason = %why, "request rejected");
+    }
+
+    /// Read and discard what the service left unread of the request body
+    /// (at most `limit` bytes, within the body timeout), so the connection
+    /// can be reused. `false`: it is too long (or broken) and the connection
+    /// must close instead.
+    pub(super) async fn drain(&mut self, pump: &mut BodyPump, limit: u64) -> bool {
+        pump.disconnect();
+        let mut drained = 0u64;
+        let deadline = tokio::time::Instant::now() + self.config.body_read_timeout;
+        let stream = &mut self.stream;
+        let decoder = &mut pump.decoder;
+        let result = timeout_at(
+            deadline,
+            poll_fn(|cx| loop {
+                match poll_body(stream, decoder, cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Err(_)) => return Poll::Ready(false),
+                    Poll::Ready(Ok(Pulled::End(_))) => return Poll::Ready(true),
+                    Poll::Ready(Ok(Pulled::Data(data))) => {
+                        drained += data.len() as u64;
+                        if drained > limit {
+                            return Poll::Ready(false);
+                        }
+                    }
+                }
+            }),
+        )
+        .await;
+        pump.complete = matches!(result, Ok(true));
+        pump.complete
+    }
+
+    /// Close without destroying the last response: shut down our write
+    /// half, then read and discard what the client may still be sending
+    /// (bounded in bytes and time) before closing. Closing a socket with
+    /// unread data makes the kernel send a reset, which can discard a
+    /// response the client has not read yet.
+    pub(super) async fn linger_close(&mut self) {
+        if self.stream.close_write().await.is_ok() {
+            let deadline = tokio::time::Instant::now() + LINGER_TIME;
+            let stream = &mut self.stream;
+            let _ = timeout_at(deadline, async {
+                let mut discarded = 0usize;
+                while discarded < LINGER_BYTES {
+                    let pending = stream.buffered().len();
+                    stream.consume(pending);
+                    discarded += pending;
+                    match stream.fill().await {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                }
+            })
+            .await;
+        }
+        let _ = self.stream.close().await;
+    }
+}

@@ -1,0 +1,189 @@
+//! Dispatch: run the service's future to its response while feeding it the
+//! request body, one read block at a time and only when the body asks.
+
+use std::future::{poll_fn, Future};
+use std::io;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::{pin, Pin};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http::{Request, Response};
+use ringstream_core::h1::{BodyState, Decoder, Exchange};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::{sleep_until, Sleep};
+use tower_service::Service;
+
+use super::Connection;
+use crate::body::{poll_body, BodySender, Incoming, Pulled, Shared};
+use crate::error::{BoxError, Error};
+use crate::stream::Stream;
+
+/// The request-body side of one exchange.
+pub(super) struct BodyPump {
+    sender: Option<BodySender>,
+    pub(super) decoder: Decoder,
+    /// The body has been read to its end.
+    pub(super) complete: bool,
+    /// The per-read body timeout, made on the first read that waits.
+    timer: Option<Pin<Box<Sleep>>>,
+    timer_armed: bool,
+    timeout: std::time::Duration,
+}
+
+/// A failure of the request body (framing, timeout, I/O) that ends the
+/// connection.
+pub(super) struct BodyFailure(pub(super) Error);
+
+/// How waiting for a response ended other than with one.
+pub(super) enum Settled {
+    Panicked,
+    BodyFailed(BodyFailure),
+}
+
+impl<T, S, B> Connection<T, S>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+    S: Service<Request<Incoming>, Response = Response<B>>,
+{
+    /// The request body of `exchange` and the pump that feeds it.
+    pub(super) fn body_for(&mut self, exchange: &Exchange) -> (Incoming, BodyPump) {
+        let framing = exchange.body_framing();
+        let mut pump = BodyPump {
+            sender: None,
+            decoder: exchange.decoder(self.config.limits),
+            complete: framing.is_empty(),
+            timer: None,
+            timer_armed: false,
+            timeout: self.config.body_read_timeout,
+        };
+        if pump.complete {
+            return (Incoming::empty(), pump);
+        }
+        let shared = Arc::new(Shared::default());
+        pump.sender = Some(BodySender {
+            shared: shared.clone(),
+        });
+        (Incoming::channel(shared, framing.length()), pump)
+    }
+
+    /// Run the service future to its response, feeding the request body
+    /// while it waits.
+    pub(super) async fn await_response<F, E>(
+        &mut self,
+        future: F,
+        pump: &mut BodyPump,
+        exchange: &mut Exchange,
+    ) -> Result<Result<Response<B>, String>, Settled>
+    where
+        F: Future<Output = Result<Response<B>, E>>,
+        E: Into<BoxError>,
+    {
+        let mut future = pin!(future);
+        let stream = &mut self.stream;
+        poll_fn(|cx| loop {
+            let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)));
+            match polled {
+                Err(_) => return Poll::Ready(Err(Settled::Panicked)),
+                Ok(Poll::Ready(Ok(response))) => return Poll::Ready(Ok(Ok(response))),
+                Ok(Poll::Ready(Err(e))) => return Poll::Ready(Ok(Err(e.into().to_string()))),
+                Ok(Poll::Pending) => {}
+            }
+            match pump.poll(stream, exchange, cx) {
+                Err(failure) => return Poll::Ready(Err(Settled::BodyFailed(failure))),
+                Ok(true) => continue,
+                Ok(false) => return Poll::Pending,
+            }
+        })
+        .await
+    }
+}
+
+impl BodyPump {
+    /// What became of the body, for the connection rules.
+    pub(super) fn state(&self) -> BodyState {
+        if self.complete {
+            return BodyState::Complete;
+        }
+        BodyState::Unread {
+            held: self.sender.as_ref().is_some_and(|s| !s.shared.is_dropped()),
+            remaining: self.decoder.remaining_hint(),
+        }
+    }
+
+    /// Stop feeding the body (the service is done with it).
+    pub(super) fn disconnect(&mut self) {
+        self.sender = None;
+    }
+
+    /// Feed the request body if it asked for data. `Ok(true)`: something was
+    /// handed over (poll the service again).
+    pub(super) fn poll<T>(
+        &mut self,
+        stream: &mut Stream<T>,
+        exchange: &mut Exchange,
+        cx: &mut Context<'_>,
+    ) -> Result<bool, BodyFailure>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
+        let Some(sender) = &self.sender else {
+            return Ok(false);
+        };
+        if sender.shared.is_dropped() || !sender.shared.poll_wanted(cx) {
+            return Ok(false);
+        }
+        if let Some(invitation) = exchange.body_wanted() {
+            stream.buffer_write(invitation);
+        }
+        match poll_body(stream, &mut self.decoder, cx) {
+            Poll::Pending => self.poll_timeout(cx),
+            Poll::Ready(Ok(pulled)) => {
+                self.timer_armed = false;
+                let end = matches!(pulled, Pulled::End(_));
+                sender.shared.put_from(Ok(pulled), cx);
+                if end {
+                    self.complete = true;
+                    self.sender = None;
+                }
+                Ok(true)
+            }
+            Poll::Ready(Err(e)) => {
+                sender.shared.put(Err(copy_error(&e)));
+                self.sender = None;
+                Err(BodyFailure(e))
+            }
+        }
+    }
+
+    /// No body bytes yet: arm the per-read timeout, and fail the body when
+    /// it has run out.
+    fn poll_timeout(&mut self, cx: &mut Context<'_>) -> Result<bool, BodyFailure> {
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::pin(sleep_until(deadline)));
+        if !self.timer_armed {
+            timer.as_mut().reset(deadline);
+            self.timer_armed = true;
+        }
+        if timer.as_mut().poll(cx).is_pending() {
+            return Ok(false);
+        }
+        if let Some(sender) = self.sender.take() {
+            sender.shared.put(Err(Error::TimedOut("request body read")));
+        }
+        Err(BodyFailure(Error::TimedOut("request body read")))
+    }
+}
+
+/// A copy of a body error for the second party that must hear of it.
+fn copy_error(e: &Error) -> Error {
+    match e {
+        Error::Io(io) => Error::Io(io::Error::new(io.kind(), io.to_string())),
+        Error::Protocol(p) => Error::Protocol(*p),
+        Error::TimedOut(what) => Error::TimedOut(what),
+        Error::Closed => Error::Closed,
+        Error::User(u) => Error::User(u.to_string().into()),
+    }
+}

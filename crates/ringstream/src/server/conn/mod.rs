@@ -1,0 +1,246 @@
+//! One HTTP/1.1 connection: head → body → service → encode → keep-alive.
+//!
+//! The connection never parses or frames bytes itself: it asks the core
+//! ([`ringstream_core::h1`]) what the bytes mean and what to send — the
+//! head parser, the [`Exchange`] rules (keep-alive, `100 Continue`,
+//! draining) and the body [`Encoder`](ringstream_core::h1::Encoder) — and
+//! it moves bytes and awaits. Requests are served strictly one after
+//! another, so pipelined responses go out in request order; while a service
+//! runs, the connection feeds its request body (one read block at a time,
+//! only when the body asks for more) and, once the response has started,
+//! writes the response body with vectored writes that never copy its
+//! `Bytes`.
+//!
+//! - `read`: the request head, under the idle and head deadlines;
+//! - `dispatch`: the service call, and the request body fed to it;
+//! - `write`: the response head and body;
+//! - `close`: rejection, draining and the lingering close.
+
+mod close;
+mod dispatch;
+mod read;
+mod write;
+
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use http::{HeaderMap, Request, Response};
+use http_body::Body;
+use ringstream_core::h1::{DateCache, Exchange, HeadParser, Next};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::watch;
+use tokio::time::{sleep_until, Sleep};
+use tower_service::Service;
+
+use super::metrics::Metrics;
+use super::stop::StopSignal;
+use super::Config;
+use crate::body::Incoming;
+use crate::error::{BoxError, Error};
+use crate::stream::Stream;
+use dispatch::{BodyFailure, Settled};
+use read::{HeadOutcome, HeadSpans, Span};
+
+pub(crate) struct Connection<T, S> {
+    stream: Stream<T>,
+    service: S,
+    config: Arc<Config>,
+    metrics: Arc<Metrics>,
+    shutdown: StopSignal,
+    parser: HeadParser,
+    fields: Vec<(Span, Span)>,
+    date: DateCache,
+    /// The idle and head-read deadline of this connection.
+    timer: Pin<Box<Sleep>>,
+    /// The last response's (emptied) field map, kept to hold the next
+    /// request's fields: one allocation and one free less per request.
+    spare_headers: Option<HeaderMap>,
+}
+
+impl<T, S, B> Connection<T, S>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+    S: Service<Request<Incoming>, Response = Response<B>>,
+    S::Error: Into<BoxError>,
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    pub(crate) fn new(
+        io: T,
+        service: S,
+        config: Arc<Config>,
+        metrics: Arc<Metrics>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Self {
+        Connection {
+            stream: Stream::with_options(io, config.stream.clone()),
+            service,
+            parser: HeadParser::new(config.limits),
+            config,
+            metrics,
+            shutdown: StopSignal::new(shutdown),
+            fields: Vec::new(),
+            date: DateCache::new(),
+            timer: Box::pin(sleep_until(tokio::time::Instant::now())),
+            spare_headers: None,
+        }
+    }
+
+    /// Serve requests until the peer closes, an error ends the connection,
+    /// or the server shuts down.
+    pub(crate) async fn run(mut self) -> Result<(), Error> {
+        loop {
+            let spans = match self.read_head().await {
+                Ok(spans) => spans,
+                Err(HeadOutcome::Closed) => break,
+                Err(HeadOutcome::Reject(status, why)) => {
+                    self.reject(status, &why).await;
+                    break;
+                }
+            };
+            self.metrics
+                .requests
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            match self.exchange(spans).await {
+                Ok(true) => continue,
+                Ok(false) => break,
+                Err(e) => {
+                    let _ = self.stream.close().await;
+                    return Err(e);
+                }
+            }
+        }
+        self.linger_close().await;
+        Ok(())
+    }
+
+    /// Serve one request. `Ok(true)`: the connection may carry another.
+    async fn exchange(&mut self, spans: HeadSpans) -> Result<bool, Error> {
+        let started = tracing::enabled!(target: "ringstream::access", tracing::Level::INFO)
+            .then(Instant::now);
+        let head = self.stream.split_buffered(spans.head_len);
+        let request = match self.build_request(&spans, &head) {
+            Ok(request) => request,
+            Err((status, why)) => {
+                self.reject(status, &why).await;
+                return Ok(false);
+            }
+        };
+        // For log lines: the request line as it arrived (the request itself
+        // shares these bytes, so keeping them costs nothing).
+        let method = Shown(head.get(spans.method.0..spans.method.0 + spans.method.1));
+        let uri = Shown(head.get(spans.target.0..spans.target.0 + spans.target.1));
+        let mut exchange = spans.exchange;
+        let (body, mut pump) = self.body_for(&exchange);
+        let request = request.map(|()| body);
+
+        let Some(response) = self
+            .dispatch(request, &mut pump, &mut exchange, &method, &uri)
+            .await
+        else {
+            return Ok(false);
+        };
+        let (parts, body) = response.into_parts();
+        let status = parts.status.as_u16();
+        if self.shutdown.is_stopping() {
+            exchange.close();
+        }
+        if let Some(invitation) =
+            exchange.continue_before_head(pump.state(), self.config.drain_limit)
+        {
+            self.stream.buffer_write(invitation);
+        }
+        let length = body.size_hint().exact();
+        let encoder = match self.write_head(&mut exchange, status, &parts.headers, length) {
+            Ok(encoder) => encoder,
+            Err(e) => {
+                tracing::error!(%method, %uri, status, error = %e, "response head rejected");
+                self.reject(500, &"response head rejected").await;
+                return Ok(false);
+            }
+        };
+        self.keep_spare_headers(parts.headers);
+        self.metrics.record_status(status);
+        let bytes_sent = match self
+            .write_body(body, encoder, &mut pump, &mut exchange)
+            .await
+        {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::info!(%method, %uri, status, error = %e, "response aborted");
+                return Err(e);
+            }
+        };
+
+        let keep_alive = match exchange.after_response(pump.complete, self.config.drain_limit) {
+            Next::KeepAlive => true,
+            Next::Close => false,
+            Next::Drain { limit } => self.drain(&mut pump, limit).await,
+        };
+        if !keep_alive || self.stream.buffered().is_empty() {
+            self.stream.flush().await?;
+        }
+        tracing::info!(
+            target: "ringstream::access",
+            %method,
+            %uri,
+            status,
+            bytes = bytes_sent,
+            micros = started.map_or(0, |at| at.elapsed().as_micros() as u64),
+        );
+        Ok(keep_alive)
+    }
+
+    /// Call the service and wait for its response; `None` when the
+    /// exchange ended otherwise (answered with an error status, or the
+    /// request body failed).
+    async fn dispatch(
+        &mut self,
+        request: Request<Incoming>,
+        pump: &mut dispatch::BodyPump,
+        exchange: &mut Exchange,
+        method: &Shown<'_>,
+        uri: &Shown<'_>,
+    ) -> Option<Response<B>> {
+        let ready = poll_fn(|cx| self.service.poll_ready(cx))
+            .await
+            .map_err(|e| e.into().to_string());
+        if let Err(e) = ready {
+            tracing::error!(error = %e, "service not ready");
+            self.reject(503, &"service not ready").await;
+            return None;
+        }
+        let future = self.service.call(request);
+        match self.await_response(future, pump, exchange).await {
+            Ok(Ok(response)) => Some(response),
+            Ok(Err(e)) => {
+                tracing::error!(%method, %uri, error = %e, "service failed");
+                self.reject(500, &"service failed").await;
+                None
+            }
+            Err(Settled::Panicked) => {
+                tracing::error!(%method, %uri, "service panicked");
+                self.reject(500, &"service panicked").await;
+                None
+            }
+            Err(Settled::BodyFailed(BodyFailure(e))) => {
+                tracing::debug!(%method, %uri, error = %e, "request body failed");
+                if let Some(status) = e.status() {
+                    self.reject(status, &e).await;
+                }
+                None
+            }
+        }
+    }
+}
+
+/// Bytes of the request line shown in a log line (lossily, as UTF-8).
+struct Shown<'a>(Option<&'a [u8]>);
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&String::from_utf8_lossy(self.0.unwrap_or_default()), f)
+    }
+}

@@ -1,0 +1,192 @@
+//! Reading a request head: wait for bytes under the idle and head
+//! deadlines, ask the core whether they form a head, and turn it into an
+//! `http::Request` that shares the head bytes.
+
+use std::future::poll_fn;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri};
+use ringstream_core::h1::{Exchange, Field, Version, MAX_FIELDS};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::Connection;
+
+/// Header fields parsed into storage on the stack; a request with more
+/// (up to the configured limit) is parsed again into storage of its size.
+const FIELD_SLOTS: usize = 24;
+
+/// Where a piece of the request head lies within the head bytes.
+pub(super) type Span = (usize, usize);
+
+/// The request head, as offsets into the head bytes (so the buffer borrow
+/// ends before the head is split off the stream), and the exchange it
+/// starts.
+pub(super) struct HeadSpans {
+    pub(super) method: Span,
+    pub(super) target: Span,
+    pub(super) exchange: Exchange,
+    pub(super) head_len: usize,
+}
+
+/// Why no request could be read.
+pub(super) enum HeadOutcome {
+    /// The peer closed, went idle, or the server is shutting down.
+    Closed,
+    /// The head broke the rules: answer with this status and close; the
+    /// reason goes to the log.
+    Reject(u16, &'static str),
+}
+
+impl<T, S> Connection<T, S>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+{
+    /// Read and validate the next request head.
+    pub(super) async fn read_head(&mut self) -> Result<HeadSpans, HeadOutcome> {
+        self.parser.reset();
+        let mut head_started = false;
+        loop {
+            if !self.stream.buffered().is_empty() {
+                if let Some(spans) = self.try_parse_head()? {
+                    return Ok(spans);
+                }
+                // Part of a head: from now on the head timeout applies
+                // (set only here, so a head that arrives whole costs no
+                // timer update).
+                if !head_started {
+                    head_started = true;
+                    let deadline = tokio::time::Instant::now() + self.config.head_timeout;
+                    self.timer.as_mut().reset(deadline);
+                }
+            }
+            let idle = !head_started;
+            if idle {
+                self.push_back_idle_deadline();
+            }
+            let Connection {
+                stream,
+                timer,
+                shutdown,
+                ..
+            } = self;
+            let read = tokio::select! {
+                biased;
+                read = stream.fill() => read,
+                () = timer.as_mut() => {
+                    return Err(if idle {
+                        HeadOutcome::Closed
+                    } else {
+                        HeadOutcome::Reject(408, "request head timed out")
+                    });
+                }
+                () = poll_fn(|cx| shutdown.poll_stopping(cx)), if idle => return Err(HeadOutcome::Closed),
+            };
+            match read {
+                // EOF: between requests that is a normal close; inside a
+                // head it is an incomplete request.
+                Ok(0) if self.stream.buffered().is_empty() => return Err(HeadOutcome::Closed),
+                Ok(0) => {
+                    return Err(HeadOutcome::Reject(
+                        400,
+                        "connection closed within a request head",
+                    ))
+                }
+                Ok(_) => continue,
+                Err(_) => return Err(HeadOutcome::Closed),
+            }
+        }
+    }
+
+    /// The idle timer is coarse: it is pushed back only once it has drifted
+    /// by an eighth of the timeout, so a busy keep-alive connection rarely
+    /// touches the timer wheel. An idle connection is closed after 7/8 to
+    /// 8/8 of the timeout.
+    fn push_back_idle_deadline(&mut self) {
+        let idle_timeout = self.config.idle_timeout;
+        let wanted = tokio::time::Instant::now() + idle_timeout;
+        let current = self.timer.deadline();
+        if current + idle_timeout / 8 < wanted || current > wanted {
+            self.timer.as_mut().reset(wanted);
+        }
+    }
+
+    fn try_parse_head(&mut self) -> Result<Option<HeadSpans>, HeadOutcome> {
+        let buf = self.stream.buffered();
+        let base = buf.as_ptr() as usize;
+        let span = |s: &[u8]| (s.as_ptr() as usize - base, s.len());
+        // Most requests fit the small array on the stack; a head with more
+        // fields (up to the limit) is parsed again into storage of its size.
+        let mut slots = [Field::EMPTY; FIELD_SLOTS];
+        let mut more = Vec::new();
+        let parsed = match self.parser.parse(buf, &mut slots) {
+            Err(ringstream_core::Error::TooManyFields)
+                if self.parser.field_lines() > FIELD_SLOTS
+                    && self.parser.field_lines()
+                        <= self.parser.limits().max_fields.min(MAX_FIELDS) =>
+            {
+                more.resize(self.parser.field_lines(), Field::EMPTY);
+                self.parser.parse(buf, &mut more)
+            }
+            parsed => parsed,
+        };
+        let head = match parsed {
+            Ok(Some(head)) => head,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(HeadOutcome::Reject(e.status(), e.as_str())),
+        };
+        let fields = if more.is_empty() {
+            &slots[..]
+        } else {
+            &more[..]
+        };
+        self.fields.clear();
+        for field in head.fields(fields) {
+            self.fields
+                .push((span(field.name.as_bytes()), span(field.value)));
+        }
+        Ok(Some(HeadSpans {
+            method: span(head.method.as_bytes()),
+            target: span(head.target.as_bytes()),
+            exchange: Exchange::new(&head),
+            head_len: head.head_len,
+        }))
+    }
+
+    /// Turn the head bytes into an `http::Request`, sharing them (the target
+    /// and the field values are slices of the head, not copies).
+    pub(super) fn build_request(
+        &mut self,
+        spans: &HeadSpans,
+        head: &Bytes,
+    ) -> Result<Request<()>, (u16, &'static str)> {
+        let bytes = |(at, len): Span| head.get(at..at + len).unwrap_or_default();
+        let shared = |(at, len): Span| head.slice(at..at + len);
+        let method =
+            Method::from_bytes(bytes(spans.method)).map_err(|_| (400, "invalid method"))?;
+        let uri = Uri::from_maybe_shared(shared(spans.target))
+            .map_err(|_| (400, "invalid request target"))?;
+        let mut headers = match self.spare_headers.take() {
+            Some(mut spare) => {
+                spare.reserve(self.fields.len());
+                spare
+            }
+            None => HeaderMap::with_capacity(self.fields.len()),
+        };
+        for &(name, value) in &self.fields {
+            let name =
+                HeaderName::from_bytes(bytes(name)).map_err(|_| (400, "invalid field name"))?;
+            let value = HeaderValue::from_maybe_shared(shared(value))
+                .map_err(|_| (400, "invalid field value"))?;
+            headers.append(name, value);
+        }
+        let mut request = Request::new(());
+        *request.method_mut() = method;
+        *request.uri_mut() = uri;
+        *request.version_mut() = match spans.exchange.version() {
+            Version::Http10 => http::Version::HTTP_10,
+            Version::Http11 => http::Version::HTTP_11,
+        };
+        *request.headers_mut() = headers;
+        Ok(request)
+    }
+}

@@ -1,0 +1,281 @@
+//! Writing a response: the head through the core's connection rules, the
+//! body through the core's [`Encoder`], with vectored writes that never copy
+//! a large frame's `Bytes`.
+
+use std::future::poll_fn;
+use std::io::{self, IoSlice};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::pin;
+use std::task::{Context, Poll};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::{Buf, Bytes};
+use http::HeaderMap;
+use http_body::Body;
+use ringstream_core::h1::{BodyFrame, Encoder, Exchange, ResponseHead};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::dispatch::{BodyFailure, BodyPump};
+use super::Connection;
+use crate::error::{BoxError, Error};
+use crate::stream::Stream;
+
+/// Response body frames up to this size (bytes) are copied into the write
+/// buffer and coalesced; larger ones go out as vectored writes of their own
+/// `Bytes`, never copied.
+const SMALL_FRAME: usize = 4 * 1024;
+
+/// Room made in the write buffer for a response head before it is written
+/// (bytes; more is made as needed).
+pub(super) const HEAD_ROOM: usize = 256;
+
+/// Largest capacity of a response's field map kept for the next request's
+/// fields: a response with hundreds of fields does not pin its map.
+const SPARE_HEADERS_CAPACITY: usize = 64;
+
+impl<T, S> Connection<T, S>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+{
+    /// The `Date` value for a head written now.
+    pub(super) fn date_now(&mut self) -> [u8; ringstream_core::h1::encode::HTTP_DATE_LEN] {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        *self.date.update(now)
+    }
+
+    /// Write the response head straight into the write buffer (left as it
+    /// was on an error) and return the body's encoder.
+    pub(super) fn write_head(
+        &mut self,
+        exchange: &mut Exchange,
+        status: u16,
+        headers: &HeaderMap,
+        body_length: Option<u64>,
+    ) -> Result<Encoder, ringstream_core::Error> {
+        let date = self.date_now();
+        let mut head = ResponseHead::new(status).date(&date);
+        if self.config.server_header {
+            head = head.server(b"ringstream");
+        }
+        let fields = headers
+            .iter()
+            .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes()));
+        exchange.write_head(
+            self.stream.write_buffer_for(HEAD_ROOM),
+            &head,
+            fields,
+            body_length,
+        )
+    }
+
+    /// Keep a response's field map, emptied, for the next request's fields
+    /// (unless it grew unusually large).
+    pub(super) fn keep_spare_headers(&mut self, mut headers: HeaderMap) {
+        if headers.capacity() <= SPARE_HEADERS_CAPACITY {
+            headers.clear();
+            self.spare_headers = Some(headers);
+        }
+    }
+
+    /// Write the response body, feeding the request body meanwhile (an echo
+    /// reads while it writes); returns the body bytes sent.
+    pub(super) async fn write_body<B>(
+        &mut self,
+        body: B,
+        encoder: Encoder,
+        pump: &mut BodyPump,
+        exchange: &mut Exchange,
+    ) -> Result<u64, Error>
+    where
+        B: Body,
+        B::Error: Into<BoxError>,
+    {
+        let mut body = pin!(body);
+        let mut out = BodyOut {
+            encoder,
+            pending: None,
+            done: !encoder.sends_body(),
+            sent: 0,
+        };
+        let stream = &mut self.stream;
+        let sent = poll_fn(|cx| loop {
+            if let Err(BodyFailure(e)) = pump.poll(stream, exchange, cx) {
+                return Poll::Ready(Err(e));
+            }
+            if let Err(e) = std::task::ready!(out.poll_send(stream, cx)) {
+                return Poll::Ready(Err(Error::Io(e)));
+            }
+            if out.done {
+                return Poll::Ready(Ok(out.sent));
+            }
+            let polled = catch_unwind(AssertUnwindSafe(|| body.as_mut().poll_frame(cx)));
+            let frame = match polled {
+                Err(_) => return Poll::Ready(Err(Error::User("response body panicked".into()))),
+                Ok(Poll::Pending) => {
+                    // Nothing more yet: let what is written go out.
+                    if stream.pending_write() > 0 {
+                        if let Poll::Ready(Err(e)) = stream.poll_flush_buffer(cx) {
+                            return Poll::Ready(Err(Error::Io(e)));
+                        }
+                    }
+                    return Poll::Pending;
+                }
+                Ok(Poll::Ready(None)) => None,
+                Ok(Poll::Ready(Some(Err(e)))) => return Poll::Ready(Err(Error::User(e.into()))),
+                Ok(Poll::Ready(Some(Ok(frame)))) => Some(frame),
+            };
+            if let Err(e) = out.take(frame, stream) {
+                return Poll::Ready(Err(e));
+            }
+        })
+        .await?;
+        if encoder.is_close_delimited() {
+            self.stream.flush().await?;
+        }
+        Ok(sent)
+    }
+}
+
+/// The response body on its way out.
+struct BodyOut {
+    encoder: Encoder,
+    pending: Option<PendingFrame>,
+    done: bool,
+    sent: u64,
+}
+
+impl BodyOut {
+    /// Send what is due: the write buffer once it is large enough, then a
+    /// large frame waiting to go out.
+    fn poll_send<T>(&mut self, stream: &mut Stream<T>, cx: &mut Context<'_>) -> Poll<io::Result<()>>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
+        if stream.pending_write() >= stream.options().minimum_write_size {
+            std::task::ready!(stream.poll_flush_buffer(cx))?;
+        }
+        if let Some(frame) = &mut self.pending {
+            std::task::ready!(frame.poll_write(stream, cx))?;
+            self.pending = None;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Take one body frame (`None`: the body ended without trailers).
+    fn take<T>(
+        &mut self,
+        frame: Option<http_body::Frame<impl Buf>>,
+        stream: &mut Stream<T>,
+    ) -> Result<(), Error>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
+        let Some(frame) = frame else {
+            return self.finish(stream, None);
+        };
+        match frame.into_data() {
+            Ok(mut data) => {
+                let data = data.copy_to_bytes(data.remaining());
+                self.data(data, stream)
+            }
+            Err(frame) => match frame.into_trailers() {
+                Ok(trailers) => self.finish(stream, Some(&trailers)),
+                Err(_) => Ok(()),
+            },
+        }
+    }
+
+    /// One data frame: a small one is copied into the stream's write buffer
+    /// (coalescing many small frames into one write), a large one is queued
+    /// to go out as a vectored write of its own `Bytes`.
+    fn data<T>(&mut self, data: Bytes, stream: &mut Stream<T>) -> Result<(), Error>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let frame = self.encoder.encode(data.len())?;
+        self.sent += data.len() as u64;
+        if data.len() <= SMALL_FRAME {
+            let out = stream.write_buffer_for(frame.len() + data.len());
+            out.extend_from_slice(frame.prefix());
+            out.extend_from_slice(&data);
+            out.extend_from_slice(frame.suffix());
+            return Ok(());
+        }
+        self.pending = Some(PendingFrame {
+            frame,
+            data,
+            written: 0,
+        });
+        Ok(())
+    }
+
+    /// The end of the body: the last chunk and trailers, or the check that
+    /// a `Content-Length` body is complete.
+    fn finish<T>(
+        &mut self,
+        stream: &mut Stream<T>,
+        trailers: Option<&HeaderMap>,
+    ) -> Result<(), Error>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
+        self.done = true;
+        let fields = trailers
+            .into_iter()
+            .flat_map(|t| t.iter())
+            .map(|(n, v)| (n.as_str(), v.as_bytes()));
+        self.encoder.finish(fields, stream.write_buffer_for(8))?;
+        Ok(())
+    }
+}
+
+/// One large body frame on its way out: its framing pieces around the data,
+/// which is never copied.
+struct PendingFrame {
+    frame: BodyFrame,
+    data: Bytes,
+    written: usize,
+}
+
+impl PendingFrame {
+    fn poll_write<T>(
+        &mut self,
+        stream: &mut Stream<T>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
+        loop {
+            let parts = [self.frame.prefix(), &self.data, self.frame.suffix()];
+            let mut skip = self.written;
+            let mut slices = [IoSlice::new(&[]); 3];
+            let mut count = 0;
+            for part in parts {
+                if skip >= part.len() {
+                    skip -= part.len();
+                    continue;
+                }
+                slices[count] = IoSlice::new(&part[skip..]);
+                skip = 0;
+                count += 1;
+            }
+            if count == 0 {
+                return Poll::Ready(Ok(()));
+            }
+            let n = std::task::ready!(stream.poll_write_unbuffered(cx, &slices[..count]))?;
+            if n == 0 {
+                if stream.pending_write() > 0 {
+                    continue;
+                }
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.written += n;
+        }
+    }
+}

@@ -1,5 +1,13 @@
-//! `ServeDir` over real sockets (raw `TcpStream` requests and `curl`) and
-//! through `Service::call` directly.
+//! `ServeDir` over real sockets and through `Service::call` directly.
+//!
+//! The wire tests write their requests as raw byte strings on a
+//! `tokio::net::TcpStream`, so a reader sees exactly what crosses the
+//! socket, and parse the replies by hand. Two clients are used: one that
+//! asks for `Connection: close` and reads to EOF, and one that keeps the
+//! connection open and frames each reply by its `Content-Length`, the way
+//! a browser does, sending several requests one after another on the same
+//! connection. Nothing outside Rust is needed; every reply has a deadline,
+//! so a server that stops answering fails the test instead of hanging it.
 //!
 //! Every test builds its own tree:
 //!
@@ -19,9 +27,9 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use http::{Request, StatusCode};
 use http_body::Body;
@@ -33,7 +41,6 @@ use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tower_service::Service;
 
-const CURL: &str = "/usr/bin/curl";
 const INDEX: &str = "<!doctype html><title>root</title>\n";
 const SUB_INDEX: &str = "<!doctype html><title>sub</title>\n";
 const STYLE: &str = "body { color: #333; }\n";
@@ -42,6 +49,8 @@ const SECRET: &str = "TOP-SECRET-OUTSIDE-THE-ROOT";
 const GZ: &[u8] = b"\x1f\x8bPRETEND-GZIP-BYTES";
 const BR: &[u8] = b"PRETEND-BROTLI-BYTES";
 const MIB: usize = 1024 * 1024;
+/// The longest a test waits for one reply, in seconds.
+const REPLY_DEADLINE_SECS: u64 = 20;
 
 // ---------------------------------------------------------------------------
 // Fixture
@@ -143,14 +152,26 @@ struct Reply {
     body: Vec<u8>,
 }
 
+/// Where the head of a response ends: the offset just past its blank line.
+fn head_end(raw: &[u8]) -> Option<usize> {
+    raw.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4)
+}
+
 impl Reply {
+    /// A whole close-delimited response: the head, and everything after it
+    /// as the body.
     fn parse(raw: &[u8]) -> Reply {
-        let end = raw
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .expect("complete head");
-        let head = std::str::from_utf8(&raw[..end]).expect("ascii head");
-        let mut lines = head.split("\r\n");
+        let end = head_end(raw).expect("complete head");
+        let mut reply = Reply::parse_head(&raw[..end]);
+        reply.body = raw[end..].to_vec();
+        reply
+    }
+
+    /// The status line and fields of `head` (which ends in its blank line);
+    /// the body is left empty.
+    fn parse_head(head: &[u8]) -> Reply {
+        let head = std::str::from_utf8(head).expect("ascii head");
+        let mut lines = head.trim_end_matches("\r\n").split("\r\n");
         let status_line = lines.next().unwrap().to_owned();
         let status = status_line.split(' ').nth(1).unwrap().parse().unwrap();
         let headers = lines
@@ -163,8 +184,24 @@ impl Reply {
             status_line,
             status,
             headers,
-            body: raw[end + 4..].to_vec(),
+            body: Vec::new(),
         }
+    }
+
+    /// The length of the body that follows this head, in bytes (RFC 9112
+    /// §6.3): none after `HEAD`, `1xx`, `204` and `304`, otherwise
+    /// `Content-Length`; `None` means "until the connection closes".
+    fn body_len(&self, after_head_request: bool) -> Option<usize> {
+        if after_head_request || matches!(self.status, 100..=199 | 204 | 304) {
+            return Some(0);
+        }
+        assert_eq!(
+            self.header("transfer-encoding"),
+            None,
+            "ServeDir frames every body with Content-Length"
+        );
+        self.header("content-length")
+            .map(|n| n.parse().expect("numeric Content-Length"))
     }
 
     fn header(&self, name: &str) -> Option<&str> {
@@ -184,14 +221,24 @@ impl Reply {
     }
 }
 
+/// Fails the test when `step` takes longer than [`REPLY_DEADLINE_SECS`].
+async fn within_deadline<T>(what: &str, step: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(REPLY_DEADLINE_SECS), step)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: no reply within {REPLY_DEADLINE_SECS} s"))
+}
+
 /// Sends `request` exactly as written (it should ask for
 /// `Connection: close`) and reads the reply to EOF.
 async fn raw(addr: SocketAddr, request: &str) -> Reply {
-    let mut stream = TcpStream::connect(addr).await.expect("connect");
-    stream.write_all(request.as_bytes()).await.expect("write");
-    let mut out = Vec::new();
-    stream.read_to_end(&mut out).await.expect("read");
-    Reply::parse(&out)
+    within_deadline(request, async {
+        let mut stream = TcpStream::connect(addr).await.expect("connect");
+        stream.write_all(request.as_bytes()).await.expect("write");
+        let mut out = Vec::new();
+        stream.read_to_end(&mut out).await.expect("read");
+        Reply::parse(&out)
+    })
+    .await
 }
 
 /// `GET path` with extra header lines (each ending in `\r\n`).
@@ -203,31 +250,99 @@ async fn get(addr: SocketAddr, path: &str, extra: &str) -> Reply {
     .await
 }
 
-/// Runs curl, failing loudly when it is missing or fails.
-async fn curl(args: &[&str]) -> Output {
-    assert!(
-        Path::new(CURL).exists(),
-        "{CURL} is required by these tests"
-    );
-    let output = tokio::process::Command::new(CURL)
-        .args(["--silent", "--show-error", "--max-time", "20"])
-        .args(args)
-        .output()
-        .await
-        .expect("run curl");
-    assert!(
-        output.status.success(),
-        "curl {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
+/// A persistent connection: requests go out one at a time, and each reply
+/// is framed by its head (`Content-Length`, or no body after `HEAD` and
+/// `304`) rather than by the connection closing.
+struct KeepAlive {
+    stream: TcpStream,
+    /// Bytes read past the end of the previous reply.
+    buf: Vec<u8>,
 }
 
-/// `curl --include` on `url`, parsed.
-async fn curl_reply(args: &[&str]) -> Reply {
-    let mut all = vec!["--include"];
-    all.extend_from_slice(args);
-    Reply::parse(&curl(&all).await.stdout)
+impl KeepAlive {
+    async fn connect(addr: SocketAddr) -> KeepAlive {
+        KeepAlive {
+            stream: TcpStream::connect(addr).await.expect("connect"),
+            buf: Vec::new(),
+        }
+    }
+
+    /// Sends `request` exactly as written and reads one reply.
+    async fn send(&mut self, request: &str) -> Reply {
+        let is_head = request.starts_with("HEAD ");
+        within_deadline(request, async {
+            self.stream
+                .write_all(request.as_bytes())
+                .await
+                .expect("write");
+            self.read_reply(is_head).await
+        })
+        .await
+    }
+
+    /// `method target` with the fields a command-line client sends, plus
+    /// `extra` lines (each ending in `\r\n`); the connection stays open.
+    async fn request(&mut self, method: &str, target: &str, extra: &str) -> Reply {
+        self.send(&format!(
+            "{method} {target} HTTP/1.1\r\nHost: t\r\nUser-Agent: ringstream-tests\r\nAccept: */*\r\n{extra}\r\n"
+        ))
+        .await
+    }
+
+    /// `GET target` with `extra` header lines.
+    async fn get(&mut self, target: &str, extra: &str) -> Reply {
+        self.request("GET", target, extra).await
+    }
+
+    async fn read_reply(&mut self, after_head_request: bool) -> Reply {
+        let end = loop {
+            if let Some(end) = head_end(&self.buf) {
+                break end;
+            }
+            assert!(self.fill().await > 0, "connection closed inside a head");
+        };
+        let mut reply = Reply::parse_head(&self.buf[..end]);
+        self.buf.drain(..end);
+        match reply.body_len(after_head_request) {
+            Some(len) => {
+                while self.buf.len() < len {
+                    assert!(self.fill().await > 0, "connection closed inside a body");
+                }
+                reply.body = self.buf.drain(..len).collect();
+            }
+            None => {
+                while self.fill().await > 0 {}
+                reply.body = std::mem::take(&mut self.buf);
+            }
+        }
+        reply
+    }
+
+    /// Reads once more from the socket into `buf`; 0 at EOF.
+    async fn fill(&mut self) -> usize {
+        self.buf.reserve(64 * 1024);
+        self.stream.read_buf(&mut self.buf).await.expect("read")
+    }
+
+    /// `GET target`, following `301`, `302`, `303`, `307` and `308`
+    /// redirects by hand on the same connection (at most 5); returns the
+    /// final reply and how many redirects were followed.
+    async fn get_following(&mut self, target: &str) -> (Reply, usize) {
+        let mut target = target.to_owned();
+        for redirects in 0..=5 {
+            let reply = self.get(&target, "").await;
+            if !matches!(reply.status, 301 | 302 | 303 | 307 | 308) {
+                return (reply, redirects);
+            }
+            let location = reply.must("location");
+            assert!(
+                location.starts_with('/') && !location.starts_with("//"),
+                "a same-origin absolute path: {location}"
+            );
+            target = location.to_owned();
+        }
+        panic!("more than 5 redirects from {target}");
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -264,7 +379,7 @@ async fn small_files_have_type_length_and_validators() {
 }
 
 #[tokio::test]
-async fn one_mebibyte_file_is_identical_over_raw_socket_and_curl() {
+async fn one_mebibyte_file_is_identical_over_closing_and_persistent_connections() {
     let tree = tree();
     let blob = tree.blob();
     // A small block size makes the body many blocks long.
@@ -276,13 +391,19 @@ async fn one_mebibyte_file_is_identical_over_raw_socket_and_curl() {
     assert_eq!(reply.must("content-length"), MIB.to_string());
     assert!(reply.body == blob, "raw body differs from the file");
 
-    let out = tree.base.join("curl-blob.bin");
-    let url = format!("http://{}/blob.bin", server.addr);
-    curl(&["--output", out.to_str().unwrap(), &url]).await;
-    assert!(
-        std::fs::read(&out).unwrap() == blob,
-        "curl body differs from the file"
-    );
+    // Framed by Content-Length on a connection that stays open: the body
+    // ends exactly where the length says, and the connection carries the
+    // next request.
+    let mut conn = KeepAlive::connect(server.addr).await;
+    for _ in 0..2 {
+        let reply = conn.get("/blob.bin", "").await;
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.must("content-length"), MIB.to_string());
+        assert!(
+            reply.body == blob,
+            "persistent-connection body differs from the file"
+        );
+    }
 }
 
 // RFC 9110 §9.3.2: HEAD has the GET headers and no body.
@@ -303,9 +424,15 @@ async fn head_has_get_headers_and_no_body() {
     }
     assert!(head.body.is_empty());
 
-    let reply = curl_reply(&["--head", &format!("http://{}/style.css", server.addr)]).await;
+    // On a persistent connection: no body bytes follow the head, so the
+    // next reply starts right after it.
+    let mut conn = KeepAlive::connect(server.addr).await;
+    let reply = conn.request("HEAD", "/style.css", "").await;
     assert_eq!(reply.status, 200);
     assert_eq!(reply.must("content-length"), STYLE.len().to_string());
+    let reply = conn.get("/style.css", "").await;
+    assert_eq!(reply.status_line, "HTTP/1.1 200 OK");
+    assert_eq!(reply.body, STYLE.as_bytes());
 }
 
 // ---------------------------------------------------------------------------
@@ -341,16 +468,16 @@ async fn if_none_match_uses_weak_comparison() {
     assert_eq!(reply.status, 200);
     assert_eq!(reply.body, STYLE.as_bytes());
 
-    // With curl: --etag-compare sends If-None-Match from a file.
-    let etag_file = tree.base.join("etag");
-    std::fs::write(&etag_file, format!("{etag}\n")).unwrap();
-    let reply = curl_reply(&[
-        "--etag-compare",
-        etag_file.to_str().unwrap(),
-        &format!("http://{}/style.css", server.addr),
-    ])
-    .await;
+    // A cache revalidating on a persistent connection: the tag it stored
+    // goes back in If-None-Match, and the 304 carries no body.
+    let mut conn = KeepAlive::connect(server.addr).await;
+    let stored = conn.get("/style.css", "").await.must("etag").to_owned();
+    let reply = conn
+        .get("/style.css", &format!("If-None-Match: {stored}\r\n"))
+        .await;
     assert_eq!(reply.status, 304);
+    assert!(reply.body.is_empty());
+    assert_eq!(conn.get("/style.css", "").await.body, STYLE.as_bytes());
 }
 
 #[tokio::test]
@@ -381,11 +508,14 @@ async fn if_modified_since_past_and_future() {
     let both = format!("If-None-Match: \"other\"\r\n{future}");
     assert_eq!(get(server.addr, "/style.css", &both).await.status, 200);
 
-    let url = format!("http://{}/style.css", server.addr);
-    let reply = curl_reply(&["--time-cond", "Fri, 01 Jan 2100 00:00:00 GMT", &url]).await;
+    // Both ways on one persistent connection.
+    let mut conn = KeepAlive::connect(server.addr).await;
+    let reply = conn.get("/style.css", future).await;
     assert_eq!(reply.status, 304);
-    let reply = curl_reply(&["--time-cond", "Sun, 06 Nov 1994 08:49:37 GMT", &url]).await;
+    assert!(reply.body.is_empty());
+    let reply = conn.get("/style.css", past).await;
     assert_eq!(reply.status, 200);
+    assert_eq!(reply.body, STYLE.as_bytes());
 }
 
 // RFC 9110 §13.1.1 and §13.1.4.
@@ -466,11 +596,14 @@ async fn single_byte_ranges() {
         assert_eq!(reply.body.len(), len, "{value}");
     }
 
-    let url = format!("http://{}/blob.bin", server.addr);
-    let reply = curl_reply(&["--range", "0-99", &url]).await;
+    // Ranges on a persistent connection, each body framed by its
+    // Content-Length.
+    let mut conn = KeepAlive::connect(server.addr).await;
+    let reply = conn.get("/blob.bin", "Range: bytes=0-99\r\n").await;
     assert_eq!(reply.status, 206);
     assert!(reply.body == blob[..100]);
-    let reply = curl_reply(&["--range", "-10", &url]).await;
+    let reply = conn.get("/blob.bin", "Range: bytes=-10\r\n").await;
+    assert_eq!(reply.status, 206);
     assert!(reply.body == blob[len - 10..]);
 }
 
@@ -565,10 +698,14 @@ async fn precompressed_variants_follow_accept_encoding() {
     let id = get(server.addr, "/big.txt", "").await;
     assert_ne!(gz.must("etag"), id.must("etag"));
 
-    let url = format!("http://{}/big.txt", server.addr);
-    let reply = curl_reply(&["--header", "Accept-Encoding: gzip", &url]).await;
+    // The variant on a persistent connection, then the identity file.
+    let mut conn = KeepAlive::connect(server.addr).await;
+    let reply = conn.get("/big.txt", "Accept-Encoding: gzip\r\n").await;
     assert_eq!(reply.must("content-encoding"), "gzip");
     assert!(reply.body == GZ);
+    let reply = conn.get("/big.txt", "").await;
+    assert_eq!(reply.header("content-encoding"), None);
+    assert!(reply.body == big);
 }
 
 #[tokio::test]
@@ -612,19 +749,11 @@ async fn directories_serve_their_index() {
     let reply = get(server.addr, "//sub", "").await;
     assert_eq!(reply.must("location"), "/sub/");
 
-    // curl follows the redirect and ends on the index.
-    let url = format!("http://{}/sub", server.addr);
-    let out = curl(&[
-        "--location",
-        "--write-out",
-        "%{http_code} %{num_redirects}",
-        &url,
-    ])
-    .await;
-    assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
-        format!("{SUB_INDEX}200 1")
-    );
+    // Following the redirect ends on the index after exactly one hop.
+    let mut conn = KeepAlive::connect(server.addr).await;
+    let (reply, redirects) = conn.get_following("/sub").await;
+    assert_eq!((reply.status, redirects), (200, 1));
+    assert_eq!(reply.body, SUB_INDEX.as_bytes());
 
     let server = start(ServeDir::new(tree.root()).without_index_file()).await;
     assert_eq!(get(server.addr, "/", "").await.status, 404);
@@ -649,13 +778,16 @@ async fn other_methods_get_405() {
         );
         assert_eq!(reply.must("allow"), "GET, HEAD");
     }
-    let reply = curl_reply(&[
-        "--data",
-        "x=1",
-        &format!("http://{}/style.css", server.addr),
-    ])
-    .await;
+    // A form post, body and all.
+    let mut conn = KeepAlive::connect(server.addr).await;
+    let form = "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n";
+    let reply = conn
+        .send(&format!(
+            "POST /style.css HTTP/1.1\r\nHost: t\r\nAccept: */*\r\n{form}\r\nx=1"
+        ))
+        .await;
     assert_eq!(reply.status, 405);
+    assert_eq!(reply.must("allow"), "GET, HEAD");
 }
 
 #[tokio::test]
@@ -728,10 +860,11 @@ async fn nothing_outside_the_root_is_served() {
             "{target} leaked the outside file"
         );
     }
-    // The same through curl, which must not normalise the path.
+    // The same on one persistent connection, each target sent as is
+    // (a client must not normalise the path before it leaves).
+    let mut conn = KeepAlive::connect(server.addr).await;
     for target in ["/../outside.txt", "/%2e%2e/outside.txt", "/link-out/secret"] {
-        let url = format!("http://{}{target}", server.addr);
-        let reply = curl_reply(&["--path-as-is", &url]).await;
+        let reply = conn.get(target, "").await;
         assert!(
             matches!(reply.status, 400 | 404),
             "{target}: {}",

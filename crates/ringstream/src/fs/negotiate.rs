@@ -142,6 +142,11 @@ pub(crate) fn parse_range(value: &[u8], len: u64) -> RangeRequest {
     };
     let first = spec.get(..dash).unwrap_or_default();
     let last = spec.get(dash + 1..).unwrap_or_default();
+    byte_range(first, last, len)
+}
+
+/// One `first-last` range spec, split at its dash, against `len` bytes.
+fn byte_range(first: &[u8], last: &[u8], len: u64) -> RangeRequest {
     match (first.is_empty(), last.is_empty()) {
         // "-n": suffix range.
         (true, false) => match number(last) {

@@ -96,7 +96,9 @@
 //! ```
 
 mod buffered;
-mod streaming;
+mod channel;
+mod reader;
+mod writer;
 
 use std::fmt;
 use std::io;
@@ -106,7 +108,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
-pub use streaming::ResponseWriter;
+pub use writer::ResponseWriter;
 
 /// Initial capacity, in bytes, of [`ResponseStream::buffered`].
 pub const DEFAULT_BUFFERED_CAPACITY: usize = 1024;
@@ -147,7 +149,7 @@ pub struct ResponseStream {
 
 enum Kind {
     Buffered(buffered::Buffered),
-    Streaming(streaming::Reader),
+    Streaming(reader::Reader),
 }
 
 impl ResponseStream {
@@ -199,7 +201,7 @@ impl ResponseStream {
     /// assert_eq!(body.size_hint().exact(), None); // chunked on HTTP/1.1
     /// ```
     pub fn streaming(capacity: usize) -> (ResponseWriter, ResponseStream) {
-        let (writer, reader) = streaming::channel(capacity);
+        let (writer, reader) = channel::channel(capacity);
         let body = ResponseStream {
             kind: Kind::Streaming(reader),
         };

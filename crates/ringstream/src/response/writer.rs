@@ -1,253 +1,13 @@
-//! Streaming mode: a bounded ring shared by the handler's
-//! [`ResponseWriter`] and the connection's [`ResponseStream`](super::ResponseStream).
-//!
-//! One `std::sync::Mutex` guards the ring, the two wakers and the end
-//! state. Every change that can unblock the other side (bytes written,
-//! bytes taken, end, abort, either side dropped) takes the other side's
-//! waker under the lock and wakes it after the lock is released, so no
-//! wake-up is lost and no waker runs under the lock.
+//! The handler's end of a streaming body: [`ResponseWriter`].
 
 use std::fmt;
 use std::future::{poll_fn, Future};
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use bytes::Bytes;
-use ringstream_core::RingBuffer;
-
-/// State shared by the writer and the body.
-#[derive(Debug)]
-struct Shared {
-    state: Mutex<State>,
-}
-
-#[derive(Debug)]
-struct State {
-    /// Bounded: its capacity never changes (until the body is dropped,
-    /// when it is released).
-    ring: RingBuffer,
-    /// The connection, waiting for bytes or for the end.
-    reader: Option<Waker>,
-    /// The handler, waiting for room or for the ring to drain.
-    writer: Option<Waker>,
-    /// How the writer side ended, if it did.
-    end: End,
-    /// The body was dropped: nobody will read again.
-    reader_gone: bool,
-}
-
-#[derive(Debug)]
-enum End {
-    /// The writer may still write.
-    Open,
-    /// The body is complete once the ring drains.
-    Finished,
-    /// The body failed; the error is handed to the connection once.
-    Aborted(Option<io::Error>),
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // No code panics while holding the lock, and every state is
-        // consistent between statements, so a poisoned lock is still sound.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Stores as many bytes of `data` as fit. Pending when the ring is
-    /// full; fails once the body is gone.
-    fn poll_write(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-        let mut st = self.lock();
-        if st.reader_gone {
-            return Poll::Ready(Err(broken_pipe()));
-        }
-        if data.is_empty() {
-            return Poll::Ready(Ok(0));
-        }
-        let n = st.ring.write(data);
-        if n == 0 {
-            register(&mut st.writer, cx);
-            return Poll::Pending;
-        }
-        let reader = st.reader.take();
-        drop(st);
-        if let Some(w) = reader {
-            w.wake();
-        }
-        Poll::Ready(Ok(n))
-    }
-
-    /// Ready once the connection has taken every byte from the ring.
-    fn poll_drained(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let mut st = self.lock();
-        if st.reader_gone {
-            return Poll::Ready(Err(broken_pipe()));
-        }
-        if st.ring.is_empty() {
-            return Poll::Ready(Ok(()));
-        }
-        register(&mut st.writer, cx);
-        Poll::Pending
-    }
-
-    /// Ends the writer side (once) and wakes the connection.
-    fn end(&self, end: End) {
-        let mut st = self.lock();
-        if !matches!(st.end, End::Open) {
-            return;
-        }
-        if let End::Aborted(_) = end {
-            // Nothing buffered will be sent: release it now.
-            st.ring.clear();
-        }
-        st.end = end;
-        let reader = st.reader.take();
-        drop(st);
-        if let Some(w) = reader {
-            w.wake();
-        }
-    }
-}
-
-/// Stores the current task's waker in `slot` unless it is already there.
-fn register(slot: &mut Option<Waker>, cx: &Context<'_>) {
-    match slot {
-        Some(w) if w.will_wake(cx.waker()) => {}
-        _ => *slot = Some(cx.waker().clone()),
-    }
-}
-
-/// The error a writer sees once the body has been dropped.
-fn broken_pipe() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::BrokenPipe,
-        "response body dropped: the client went away",
-    )
-}
-
-/// Creates the two halves sharing one bounded ring of `capacity` bytes
-/// (at least 1).
-pub(super) fn channel(capacity: usize) -> (ResponseWriter, Reader) {
-    let capacity = capacity.max(1);
-    let shared = Arc::new(Shared {
-        state: Mutex::new(State {
-            ring: RingBuffer::bounded(capacity),
-            reader: None,
-            writer: None,
-            end: End::Open,
-            reader_gone: false,
-        }),
-    });
-    let writer = ResponseWriter {
-        shared: Arc::clone(&shared),
-        staging: Vec::new(),
-        staging_keep: capacity,
-        closed: false,
-    };
-    (
-        writer,
-        Reader {
-            shared,
-            done: false,
-        },
-    )
-}
-
-/// The connection's side of a streaming body, held by
-/// [`ResponseStream`](super::ResponseStream).
-#[derive(Debug)]
-pub(super) struct Reader {
-    shared: Arc<Shared>,
-    /// The end (or the error) has been reported.
-    done: bool,
-}
-
-impl Reader {
-    /// Takes everything in the ring as one `Bytes` (one copy), or reports
-    /// the error of an abort, or the end.
-    pub(super) fn poll_data(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<Bytes>>> {
-        if self.done {
-            return Poll::Ready(None);
-        }
-        let mut st = self.shared.lock();
-        if let End::Aborted(err) = &mut st.end {
-            let err = err
-                .take()
-                .unwrap_or_else(|| io::Error::other("response body aborted"));
-            self.done = true;
-            return Poll::Ready(Some(Err(err)));
-        }
-        if !st.ring.is_empty() {
-            let (a, b) = st.ring.as_slices();
-            let mut frame = Vec::with_capacity(a.len() + b.len());
-            frame.extend_from_slice(a);
-            frame.extend_from_slice(b);
-            st.ring.clear();
-            let writer = st.writer.take();
-            drop(st);
-            if let Some(w) = writer {
-                w.wake();
-            }
-            // Length equals capacity, so `Bytes` takes the vector over
-            // without a further allocation.
-            return Poll::Ready(Some(Ok(Bytes::from(frame))));
-        }
-        if let End::Finished = st.end {
-            self.done = true;
-            return Poll::Ready(None);
-        }
-        register(&mut st.reader, cx);
-        Poll::Pending
-    }
-
-    /// No more data will come.
-    pub(super) fn is_end_stream(&self) -> bool {
-        if self.done {
-            return true;
-        }
-        let st = self.shared.lock();
-        matches!(st.end, End::Finished) && st.ring.is_empty()
-    }
-
-    /// The exact remaining length if the writer has finished, else `None`.
-    pub(super) fn exact_len(&self) -> Option<u64> {
-        if self.done {
-            return Some(0);
-        }
-        let st = self.shared.lock();
-        match st.end {
-            End::Finished => u64::try_from(st.ring.len()).ok(),
-            _ => None,
-        }
-    }
-
-    /// Bytes waiting in the ring.
-    pub(super) fn len(&self) -> usize {
-        self.shared.lock().ring.len()
-    }
-
-    /// The ring's fixed capacity.
-    pub(super) fn capacity(&self) -> usize {
-        self.shared.lock().ring.capacity()
-    }
-}
-
-impl Drop for Reader {
-    fn drop(&mut self) {
-        let mut st = self.shared.lock();
-        st.reader_gone = true;
-        st.reader = None;
-        // Nobody will read the buffered bytes: release the storage now
-        // rather than when the writer goes away.
-        st.ring = RingBuffer::bounded(0);
-        let writer = st.writer.take();
-        drop(st);
-        if let Some(w) = writer {
-            w.wake();
-        }
-    }
-}
+use super::channel::{write_all, End, Shared};
 
 /// The handler's side of a streaming response body.
 ///
@@ -298,6 +58,16 @@ pub struct ResponseWriter {
 }
 
 impl ResponseWriter {
+    /// The writing end of `shared`, whose ring holds `capacity` bytes.
+    pub(super) fn new(shared: Arc<Shared>, capacity: usize) -> ResponseWriter {
+        ResponseWriter {
+            shared,
+            staging: Vec::new(),
+            staging_keep: capacity,
+            closed: false,
+        }
+    }
+
     /// Writes all of `data`, waiting for room whenever the ring is full.
     ///
     /// # Errors
@@ -508,15 +278,6 @@ impl ResponseWriter {
         }
         Ok(())
     }
-}
-
-/// Writes all of `data` into the shared ring, waiting for room as needed.
-async fn write_all(shared: &Shared, mut data: &[u8]) -> io::Result<()> {
-    while !data.is_empty() {
-        let n = poll_fn(|cx| shared.poll_write(cx, data)).await?;
-        data = data.get(n..).unwrap_or_default();
-    }
-    Ok(())
 }
 
 impl Drop for ResponseWriter {

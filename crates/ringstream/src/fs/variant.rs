@@ -1,0 +1,102 @@
+//! Step 2: the representation to send — a precompressed variant the client
+//! accepts (`FILE.br`, `FILE.gz`), or the file itself — opened and
+//! measured.
+
+use std::io;
+use std::path::Path;
+
+use http::header::{self, HeaderMap, HeaderValue};
+
+use super::negotiate::{self, Encoding};
+use super::resolve::{regular_file_in, Target};
+use super::{validators, Settings};
+
+/// A file chosen to answer the request, open and measured.
+pub(crate) struct Selected {
+    /// The open file.
+    pub(crate) file: tokio::fs::File,
+    /// Its length in bytes when it was opened.
+    pub(crate) len: u64,
+    /// Its strong entity-tag, quotes included.
+    pub(crate) etag: String,
+    /// Its modification time in seconds since the Unix epoch, if known.
+    pub(crate) last_modified: Option<u64>,
+    /// The content coding of a precompressed variant; `None` for the file
+    /// itself.
+    pub(crate) encoding: Option<Encoding>,
+    /// Whether the file has a variant on disk (chosen or not), so the
+    /// response depends on `Accept-Encoding` and says so with `Vary`.
+    pub(crate) has_variant: bool,
+}
+
+/// Chooses and opens the representation of `target`: the variant with the
+/// best rank in `Accept-Encoding` among those enabled in `settings` that
+/// exist as regular files below the root, or else the file itself.
+pub(crate) async fn select(
+    settings: &Settings,
+    target: &Target,
+    headers: &HeaderMap,
+) -> io::Result<Selected> {
+    let offered = offered(settings);
+    let mut has_variant = false;
+    let mut variant = None;
+    if !offered.is_empty() {
+        let acceptable = negotiate::acceptable_encodings(
+            headers
+                .get(header::ACCEPT_ENCODING)
+                .map(HeaderValue::as_bytes),
+            &offered,
+        );
+        for &encoding in &offered {
+            let mut name = target.requested.clone().into_os_string();
+            name.push(encoding.suffix());
+            let Some(path) = regular_file_in(&target.root, Path::new(&name)).await else {
+                continue;
+            };
+            has_variant = true;
+            let rank = acceptable.iter().position(|&e| e == encoding);
+            if let Some(rank) = rank {
+                if variant.as_ref().is_none_or(|(best, _, _)| rank < *best) {
+                    variant = Some((rank, encoding, path));
+                }
+            }
+        }
+    }
+    let mut selected = match variant {
+        Some((_, encoding, path)) => open(&path, Some(encoding)).await?,
+        None => open(&target.resolved, None).await?,
+    };
+    selected.has_variant = has_variant;
+    Ok(selected)
+}
+
+/// The codings enabled in `settings`, Brotli first (it wins ties).
+fn offered(settings: &Settings) -> Vec<Encoding> {
+    let mut offered = Vec::with_capacity(2);
+    if settings.br {
+        offered.push(Encoding::Br);
+    }
+    if settings.gzip {
+        offered.push(Encoding::Gzip);
+    }
+    offered
+}
+
+/// Opens `path` and takes its length and validators from the open file, so
+/// they describe the bytes that will be read.
+async fn open(path: &Path, encoding: Option<Encoding>) -> io::Result<Selected> {
+    let file = tokio::fs::File::open(path).await?;
+    let meta = file.metadata().await?;
+    if !meta.is_file() {
+        return Err(io::Error::from(io::ErrorKind::NotFound));
+    }
+    let (etag, last_modified) = validators::of(&meta);
+    Ok(Selected {
+        file,
+        len: meta.len(),
+        etag,
+        last_modified,
+        encoding,
+        has_variant: false,
+    })
+}

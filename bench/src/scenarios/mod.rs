@@ -118,20 +118,85 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 /// time the thread spent descheduled, so it stays comparable across sizes
 /// when other processes share the cores; the clock read is a system call
 /// (well under a microsecond).
+///
+/// On targets without a per-thread CPU clock (Windows, and unix targets
+/// such as Redox or the newlib-based ones) this is always zero: CPU-time
+/// columns then read 0 while wall-clock timings still work.
 pub fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable `timespec` that outlives the call,
-    // and `clock_gettime` writes only to it.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return Duration::ZERO;
+    thread_clock::now()
+}
+
+/// The per-thread CPU clock, on targets whose C library has
+/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
+#[cfg(any(
+    target_os = "linux",
+    target_os = "android",
+    target_vendor = "apple",
+    target_os = "freebsd",
+    target_os = "dragonfly",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "solaris",
+    target_os = "illumos",
+    target_os = "aix",
+    target_os = "haiku",
+    target_os = "hurd",
+    target_os = "nto",
+    target_os = "cygwin",
+))]
+mod thread_clock {
+    use std::time::Duration;
+
+    /// Whether [`now`] reads a real clock.
+    #[cfg(test)]
+    pub const AVAILABLE: bool = true;
+
+    /// The calling thread's CPU time, or zero if the clock read fails.
+    pub fn now() -> Duration {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable `timespec` that outlives the
+        // call, and `clock_gettime` writes only to it.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        if rc != 0 {
+            return Duration::ZERO;
+        }
+        let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
+        let nanos = u32::try_from(ts.tv_nsec).unwrap_or(0);
+        Duration::new(secs, nanos)
     }
-    let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
-    let nanos = u32::try_from(ts.tv_nsec).unwrap_or(0);
-    Duration::new(secs, nanos)
+}
+
+/// No per-thread CPU clock on this target: the time reads zero.
+#[cfg(not(any(
+    target_os = "linux",
+    target_os = "android",
+    target_vendor = "apple",
+    target_os = "freebsd",
+    target_os = "dragonfly",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "solaris",
+    target_os = "illumos",
+    target_os = "aix",
+    target_os = "haiku",
+    target_os = "hurd",
+    target_os = "nto",
+    target_os = "cygwin",
+)))]
+mod thread_clock {
+    use std::time::Duration;
+
+    /// Whether [`now`] reads a real clock.
+    #[cfg(test)]
+    pub const AVAILABLE: bool = false;
+
+    /// Always zero.
+    pub fn now() -> Duration {
+        Duration::ZERO
+    }
 }
 
 /// Timings of repeated runs of one variant.
@@ -207,6 +272,11 @@ pub fn time_box(
 }
 
 /// Pin the calling thread to `cpu`.
+///
+/// Only Linux pins (`sched_setaffinity`). Elsewhere this does nothing
+/// and returns `Ok`, after saying once on stderr that threads run
+/// unpinned.
+#[cfg(target_os = "linux")]
 pub fn pin_current_thread(cpu: usize) -> anyhow::Result<()> {
     // SAFETY: `cpu_set_t` is plain data; CPU_ZERO/CPU_SET write within it,
     // and sched_setaffinity only reads it for the size we pass.
@@ -220,6 +290,27 @@ pub fn pin_current_thread(cpu: usize) -> anyhow::Result<()> {
         anyhow::bail!("sched_setaffinity: {}", std::io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Pin the calling thread to `cpu`: not supported on this target, so the
+/// thread stays where the scheduler puts it (said once on stderr).
+#[cfg(not(target_os = "linux"))]
+pub fn pin_current_thread(_cpu: usize) -> anyhow::Result<()> {
+    pinning_unsupported();
+    Ok(())
+}
+
+/// Says once on stderr that CPU pinning was asked for but is available
+/// only on Linux, so results are measured unpinned.
+#[cfg(not(target_os = "linux"))]
+pub fn pinning_unsupported() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        eprintln!(
+            "ringstream-bench: CPU pinning is only supported on Linux; \
+             threads and servers run unpinned"
+        );
+    });
 }
 
 #[cfg(test)]
@@ -245,7 +336,11 @@ mod tests {
         for i in 0..2_000_000u64 {
             x = std::hint::black_box(x.wrapping_add(i));
         }
-        assert!(thread_cpu_time() > t0);
+        if thread_clock::AVAILABLE {
+            assert!(thread_cpu_time() > t0);
+        } else {
+            assert_eq!(thread_cpu_time(), Duration::ZERO);
+        }
     }
 
     #[test]

@@ -108,12 +108,21 @@ fn sibling(name: &str) -> anyhow::Result<PathBuf> {
 /// The command to run `program` with: under `taskset -c CPUS` when `cpus`
 /// is given (so that server and load generator do not trade cores between
 /// runs), else directly.
+///
+/// `taskset` is Linux's: elsewhere the program runs unpinned, which is said
+/// once on stderr when `cpus` is given.
 pub fn pinned(program: &std::path::Path, cpus: Option<&str>) -> Command {
     match cpus {
+        #[cfg(target_os = "linux")]
         Some(cpus) => {
             let mut cmd = Command::new("taskset");
             cmd.args(["-c", cpus]).arg(program);
             cmd
+        }
+        #[cfg(not(target_os = "linux"))]
+        Some(_) => {
+            super::pinning_unsupported();
+            Command::new(program)
         }
         None => Command::new(program),
     }

@@ -16,11 +16,11 @@ use std::fmt;
 use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{ready, Context, Poll, Waker};
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderName, HeaderValue};
+use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 use ringstream_core::h1::{BodyFraming, Decoder};
 use ringstream_core::Limits;
@@ -28,6 +28,14 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::error::Error;
 use crate::stream::Stream;
+
+mod channel;
+mod source;
+
+pub(crate) use channel::{BodySender, Shared};
+use source::DirectSource;
+pub use source::LARGE_BODY_READ;
+pub(crate) use source::{poll_body, BodyReader};
 
 /// A request body: data frames, then (for chunked bodies) a trailers frame.
 ///
@@ -328,223 +336,6 @@ impl Body for Incoming {
             }
             None => SizeHint::default(),
         }
-    }
-}
-
-/// Something a body can pull data from.
-trait DirectSource: Send + Sync {
-    fn poll_pull(&mut self, cx: &mut Context<'_>) -> Poll<Result<Pulled, Error>>;
-}
-
-/// A stream and the decoder for the body on it.
-pub(crate) struct BodyReader<T> {
-    pub(crate) stream: Stream<T>,
-    pub(crate) decoder: Decoder,
-}
-
-impl<T> DirectSource for BodyReader<T>
-where
-    T: AsyncRead + AsyncWrite + Unpin + Send + Sync,
-{
-    fn poll_pull(&mut self, cx: &mut Context<'_>) -> Poll<Result<Pulled, Error>> {
-        poll_body(&mut self.stream, &mut self.decoder, cx)
-    }
-}
-
-/// Largest read, in bytes, that reading a long body asks of the transport
-/// (a body's pieces are never larger than this or the stream's
-/// `maximum_read_size`; shorter bodies use the stream's normal block).
-pub const LARGE_BODY_READ: usize = 512 * 1024;
-
-/// Pull the next piece of body data off `stream` through `decoder`.
-///
-/// Data is split off the stream's read block without a copy; framing bytes
-/// are dropped. At the end of the body the trailers (if any) are returned.
-pub(crate) fn poll_body<T>(
-    stream: &mut Stream<T>,
-    decoder: &mut Decoder,
-    cx: &mut Context<'_>,
-) -> Poll<Result<Pulled, Error>>
-where
-    T: AsyncRead + AsyncWrite + Unpin,
-{
-    loop {
-        if decoder.is_finished() {
-            return Poll::Ready(Ok(Pulled::End(trailers_of(decoder)?)));
-        }
-        if !stream.buffered().is_empty() {
-            let progress = decoder.decode(stream.buffered())?;
-            if !progress.data.is_empty() {
-                stream.consume(progress.data.start);
-                let data = stream.split_buffered(progress.data.len());
-                stream.consume(progress.consumed - progress.data.end);
-                return Poll::Ready(Ok(Pulled::Data(data)));
-            }
-            stream.consume(progress.consumed);
-            if progress.finished || decoder.is_finished() {
-                return Poll::Ready(Ok(Pulled::End(trailers_of(decoder)?)));
-            }
-            if progress.consumed > 0 && !stream.buffered().is_empty() {
-                continue;
-            }
-        }
-        // A long body is read in larger pieces (fewer system calls and
-        // wake-ups): when a known remainder is large, or when the last read
-        // came back full (the peer is sending faster than we read).
-        let left = decoder.remaining_hint().unwrap_or(0);
-        let want = if stream.last_read_full() {
-            LARGE_BODY_READ
-        } else {
-            left.min(LARGE_BODY_READ as u64) as usize
-        };
-        if ready!(stream.poll_fill_to(cx, want))? == 0 {
-            decoder.finish_eof()?;
-            return Poll::Ready(Ok(Pulled::End(trailers_of(decoder)?)));
-        }
-    }
-}
-
-fn trailers_of(decoder: &Decoder) -> Result<Option<HeaderMap>, Error> {
-    let mut map: Option<HeaderMap> = None;
-    for (name, value) in decoder.trailers() {
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| Error::Protocol(ringstream_core::Error::InvalidTrailer))?;
-        let value = HeaderValue::from_bytes(value)
-            .map_err(|_| Error::Protocol(ringstream_core::Error::InvalidTrailer))?;
-        map.get_or_insert_with(HeaderMap::new).append(name, value);
-    }
-    Ok(map)
-}
-
-/// The hand-over slot between a server connection (which owns the stream)
-/// and the request's [`Incoming`] (owned by the service).
-///
-/// It holds at most one piece of data: the connection reads the stream only
-/// when the body asks for more, so a body nobody reads costs nothing and
-/// memory is bounded by one read block.
-#[derive(Default)]
-pub(crate) struct Shared {
-    state: Mutex<Slot>,
-}
-
-#[derive(Default)]
-struct Slot {
-    item: Option<Result<Pulled, Error>>,
-    /// The body is waiting for data.
-    wanted: bool,
-    /// The body was dropped: nobody will read any more.
-    dropped: bool,
-    /// The end of the body, or an error, was handed over.
-    finished: bool,
-    body_waker: Option<Waker>,
-    conn_waker: Option<Waker>,
-}
-
-impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Slot> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn poll_pull(&self, cx: &mut Context<'_>) -> Poll<Result<Pulled, Error>> {
-        let mut slot = self.lock();
-        if let Some(item) = slot.item.take() {
-            slot.wanted = false;
-            return Poll::Ready(item);
-        }
-        slot.wanted = true;
-        if !slot
-            .body_waker
-            .as_ref()
-            .is_some_and(|w| w.will_wake(cx.waker()))
-        {
-            slot.body_waker = Some(cx.waker().clone());
-        }
-        let conn = slot.conn_waker.take();
-        drop(slot);
-        if let Some(w) = conn {
-            w.wake();
-        }
-        Poll::Pending
-    }
-
-    /// Whether the body is waiting for data (and the slot is free). Registers
-    /// the connection's waker to hear when that changes.
-    pub(crate) fn poll_wanted(&self, cx: &mut Context<'_>) -> bool {
-        let mut slot = self.lock();
-        if slot.wanted && slot.item.is_none() && !slot.dropped {
-            return true;
-        }
-        if !slot
-            .conn_waker
-            .as_ref()
-            .is_some_and(|w| w.will_wake(cx.waker()))
-        {
-            slot.conn_waker = Some(cx.waker().clone());
-        }
-        false
-    }
-
-    /// Whether the body has been dropped.
-    pub(crate) fn is_dropped(&self) -> bool {
-        self.lock().dropped
-    }
-
-    /// Hand a piece of data (or the end, or an error) to the body, from the
-    /// task polling `cx`. The body's task is woken unless it is that same
-    /// task: the connection polls the body again right after handing data
-    /// over, so waking itself would only schedule a redundant poll.
-    pub(crate) fn put_from(&self, item: Result<Pulled, Error>, cx: &Context<'_>) {
-        self.hand_over(item, Some(cx));
-    }
-
-    /// Hand a piece of data (or the end, or an error) to the body.
-    pub(crate) fn put(&self, item: Result<Pulled, Error>) {
-        self.hand_over(item, None);
-    }
-
-    fn hand_over(&self, item: Result<Pulled, Error>, cx: Option<&Context<'_>>) {
-        let mut slot = self.lock();
-        if slot.finished {
-            return;
-        }
-        slot.finished = !matches!(item, Ok(Pulled::Data(_)));
-        slot.item = Some(item);
-        slot.wanted = false;
-        let waker = slot.body_waker.take();
-        drop(slot);
-        if let Some(w) = waker {
-            if !cx.is_some_and(|cx| w.will_wake(cx.waker())) {
-                w.wake();
-            }
-        }
-    }
-
-    fn body_dropped(&self) {
-        let mut slot = self.lock();
-        slot.dropped = true;
-        slot.item = None;
-        let waker = slot.conn_waker.take();
-        drop(slot);
-        if let Some(w) = waker {
-            w.wake();
-        }
-    }
-}
-
-/// The connection's end of a [`Shared`] slot. Dropping it before the end of
-/// the body was handed over (the connection failed or closed) gives the body
-/// an error instead of leaving its reader waiting forever.
-pub(crate) struct BodySender {
-    pub(crate) shared: Arc<Shared>,
-}
-
-impl Drop for BodySender {
-    fn drop(&mut self) {
-        let closed = io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "connection closed before the end of the body",
-        );
-        self.shared.put(Err(Error::Io(closed)));
     }
 }
 

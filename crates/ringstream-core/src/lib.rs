@@ -28,3 +28,8 @@ pub mod ring;
 pub use error::Error;
 pub use limits::Limits;
 pub use ring::RingBuffer;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

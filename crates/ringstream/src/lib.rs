@@ -59,6 +59,7 @@ pub mod response;
 pub mod server;
 pub mod sse;
 pub mod stream;
+mod wake;
 
 pub use body::Incoming;
 pub use error::{BoxError, Error};

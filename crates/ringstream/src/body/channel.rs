@@ -7,6 +7,7 @@ use std::task::{Context, Poll, Waker};
 
 use super::Pulled;
 use crate::error::Error;
+use crate::wake::register;
 
 /// The hand-over slot between a server connection (which owns the stream)
 /// and the request's [`Incoming`] (owned by the service).
@@ -44,13 +45,7 @@ impl Shared {
             return Poll::Ready(item);
         }
         slot.wanted = true;
-        if !slot
-            .body_waker
-            .as_ref()
-            .is_some_and(|w| w.will_wake(cx.waker()))
-        {
-            slot.body_waker = Some(cx.waker().clone());
-        }
+        register(&mut slot.body_waker, cx);
         let conn = slot.conn_waker.take();
         drop(slot);
         if let Some(w) = conn {
@@ -66,13 +61,7 @@ impl Shared {
         if slot.wanted && slot.item.is_none() && !slot.dropped {
             return true;
         }
-        if !slot
-            .conn_waker
-            .as_ref()
-            .is_some_and(|w| w.will_wake(cx.waker()))
-        {
-            slot.conn_waker = Some(cx.waker().clone());
-        }
+        register(&mut slot.conn_waker, cx);
         false
     }
 

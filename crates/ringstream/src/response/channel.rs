@@ -13,6 +13,8 @@ use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
+pub(super) use crate::wake::register;
+
 use ringstream_core::RingBuffer;
 
 use super::reader::Reader;
@@ -128,14 +130,6 @@ impl Shared {
         if let Some(w) = reader {
             w.wake();
         }
-    }
-}
-
-/// Stores the current task's waker in `slot` unless it is already there.
-pub(super) fn register(slot: &mut Option<Waker>, cx: &Context<'_>) {
-    match slot {
-        Some(w) if w.will_wake(cx.waker()) => {}
-        _ => *slot = Some(cx.waker().clone()),
     }
 }
 

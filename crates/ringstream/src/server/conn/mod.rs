@@ -28,7 +28,7 @@ use std::time::Instant;
 
 use http::{HeaderMap, Request, Response};
 use http_body::Body;
-use ringstream_core::h1::{DateCache, Exchange, HeadParser, Next};
+use ringstream_core::h1::{DateCache, HeadParser, Next};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio::time::{sleep_until, Sleep};
@@ -136,11 +136,26 @@ where
         let (body, mut pump) = self.body_for(&exchange);
         let request = request.map(|()| body);
 
-        let Some(response) = self
-            .dispatch(request, &mut pump, &mut exchange, &method, &uri)
+        // The service is called here, not in a helper future, so the request
+        // and the response are not moved once more per exchange.
+        let ready = poll_fn(|cx| self.service.poll_ready(cx))
             .await
-        else {
+            .map_err(|e| e.into().to_string());
+        if let Err(e) = ready {
+            tracing::error!(error = %e, "service not ready");
+            self.reject(503, &"service not ready").await;
             return Ok(false);
+        }
+        let future = self.service.call(request);
+        let outcome = self.await_response(future, &mut pump, &mut exchange).await;
+        let response = match outcome {
+            Ok(Ok(response)) => response,
+            failed => {
+                if let Some((status, why)) = failure_status(failed, &method, &uri) {
+                    self.reject(status, &why).await;
+                }
+                return Ok(false);
+            }
         };
         let (parts, body) = response.into_parts();
         let status = parts.status.as_u16();
@@ -192,46 +207,43 @@ where
         );
         Ok(keep_alive)
     }
+}
 
-    /// Call the service and wait for its response; `None` when the
-    /// exchange ended otherwise (answered with an error status, or the
-    /// request body failed).
-    async fn dispatch(
-        &mut self,
-        request: Request<Incoming>,
-        pump: &mut dispatch::BodyPump,
-        exchange: &mut Exchange,
-        method: &Shown<'_>,
-        uri: &Shown<'_>,
-    ) -> Option<Response<B>> {
-        let ready = poll_fn(|cx| self.service.poll_ready(cx))
-            .await
-            .map_err(|e| e.into().to_string());
-        if let Err(e) = ready {
-            tracing::error!(error = %e, "service not ready");
-            self.reject(503, &"service not ready").await;
-            return None;
+/// Why an exchange ended without a response, for the log line.
+enum Failure {
+    Fixed(&'static str),
+    Body(Error),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Fixed(why) => f.write_str(why),
+            Failure::Body(e) => std::fmt::Display::fmt(e, f),
         }
-        let future = self.service.call(request);
-        match self.await_response(future, pump, exchange).await {
-            Ok(Ok(response)) => Some(response),
-            Ok(Err(e)) => {
-                tracing::error!(%method, %uri, error = %e, "service failed");
-                self.reject(500, &"service failed").await;
-                None
-            }
-            Err(Settled::Panicked) => {
-                tracing::error!(%method, %uri, "service panicked");
-                self.reject(500, &"service panicked").await;
-                None
-            }
-            Err(Settled::BodyFailed(BodyFailure(e))) => {
-                tracing::debug!(%method, %uri, error = %e, "request body failed");
-                if let Some(status) = e.status() {
-                    self.reject(status, &e).await;
-                }
-                None
-            }
+    }
+}
+
+/// Logs how waiting for a response failed and gives the status to answer
+/// with, if any (a body that failed on I/O gets none: the peer is gone).
+fn failure_status<R>(
+    failed: Result<Result<R, String>, Settled>,
+    method: &Shown<'_>,
+    uri: &Shown<'_>,
+) -> Option<(u16, Failure)> {
+    match failed {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) => {
+            tracing::error!(%method, %uri, error = %e, "service failed");
+            Some((500, Failure::Fixed("service failed")))
+        }
+        Err(Settled::Panicked) => {
+            tracing::error!(%method, %uri, "service panicked");
+            Some((500, Failure::Fixed("service panicked")))
+        }
+        Err(Settled::BodyFailed(BodyFailure(e))) => {
+            tracing::debug!(%method, %uri, error = %e, "request body failed");
+            e.status().map(|status| (status, Failure::Body(e)))
         }
     }
 }

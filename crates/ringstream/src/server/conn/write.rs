@@ -149,6 +149,7 @@ struct BodyOut {
 impl BodyOut {
     /// Send what is due: the write buffer once it is large enough, then a
     /// large frame waiting to go out.
+    #[inline]
     fn poll_send<T>(&mut self, stream: &mut Stream<T>, cx: &mut Context<'_>) -> Poll<io::Result<()>>
     where
         T: AsyncRead + AsyncWrite + Unpin,
@@ -164,6 +165,7 @@ impl BodyOut {
     }
 
     /// Take one body frame (`None`: the body ended without trailers).
+    #[inline]
     fn take<T>(
         &mut self,
         frame: Option<http_body::Frame<impl Buf>>,
@@ -190,6 +192,7 @@ impl BodyOut {
     /// One data frame: a small one is copied into the stream's write buffer
     /// (coalescing many small frames into one write), a large one is queued
     /// to go out as a vectored write of its own `Bytes`.
+    #[inline]
     fn data<T>(&mut self, data: Bytes, stream: &mut Stream<T>) -> Result<(), Error>
     where
         T: AsyncRead + AsyncWrite + Unpin,
@@ -216,6 +219,7 @@ impl BodyOut {
 
     /// The end of the body: the last chunk and trailers, or the check that
     /// a `Content-Length` body is complete.
+    #[inline]
     fn finish<T>(
         &mut self,
         stream: &mut Stream<T>,

@@ -172,7 +172,7 @@ async fn http10_streaming_body_is_close_delimited() {
         tokio::spawn(async move {
             for i in 0..100 {
                 writer
-                    .write(format!("line {i}\n").as_bytes())
+                    .write_all(format!("line {i}\n").as_bytes())
                     .await
                     .unwrap();
             }
@@ -668,7 +668,7 @@ async fn client_disconnect_cancels_streaming_body() {
             tokio::spawn(async move {
                 let block = vec![b'x'; 4096];
                 let err = loop {
-                    if let Err(e) = writer.write(&block).await {
+                    if let Err(e) = writer.write_all(&block).await {
                         break e.kind();
                     }
                 };

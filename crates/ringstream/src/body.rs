@@ -35,7 +35,7 @@ use crate::stream::Stream;
 /// handed to any code of the `http` ecosystem (axum extractors, hyper
 /// clients, `http_body_util::BodyExt`), and it offers the reading methods of
 /// [`Stream`]: [`read_partial`](Incoming::read_partial),
-/// [`read`](Incoming::read) and [`read_to_end`](Incoming::read_to_end).
+/// [`read_up_to`](Incoming::read_up_to) and [`read_all`](Incoming::read_all).
 ///
 /// The server creates one for every request. A body can also be read
 /// directly off a [`Stream`] with [`Incoming::from_stream`].
@@ -53,7 +53,7 @@ use crate::stream::Stream;
 /// drop(client);
 ///
 /// let mut body = Incoming::from_stream(Stream::new(server), BodyFraming::Chunked);
-/// assert_eq!(&body.read_to_end().await.unwrap()[..], b"hello world");
+/// assert_eq!(&body.read_all().await.unwrap()[..], b"hello world");
 /// # });
 /// ```
 pub struct Incoming {
@@ -228,13 +228,11 @@ impl Incoming {
     /// # Cancel safety
     ///
     /// Cancel safe: no data is taken before the future completes.
-    pub async fn read_partial(&mut self, n: usize) -> io::Result<Option<Bytes>> {
+    pub async fn read_partial(&mut self, n: usize) -> Result<Option<Bytes>, Error> {
         if n == 0 {
             return Ok(Some(Bytes::new()));
         }
-        poll_fn(|cx| self.poll_partial(cx, n))
-            .await
-            .map_err(Into::into)
+        poll_fn(|cx| self.poll_partial(cx, n)).await
     }
 
     /// `n` bytes, or fewer at the end of the body; `None` at the end with
@@ -249,7 +247,7 @@ impl Incoming {
     ///
     /// Not cancel safe: data gathered before cancellation is lost when it
     /// spans several pieces.
-    pub async fn read(&mut self, n: usize) -> io::Result<Option<Bytes>> {
+    pub async fn read_up_to(&mut self, n: usize) -> Result<Option<Bytes>, Error> {
         let Some(first) = self.read_partial(n).await? else {
             return Ok(None);
         };
@@ -276,7 +274,7 @@ impl Incoming {
     /// # Cancel safety
     ///
     /// Not cancel safe.
-    pub async fn read_to_end(&mut self) -> io::Result<Bytes> {
+    pub async fn read_all(&mut self) -> Result<Bytes, Error> {
         let mut pieces: VecDeque<Bytes> = VecDeque::new();
         let mut total = 0usize;
         while let Some(piece) = self.read_partial(usize::MAX).await? {

@@ -106,6 +106,8 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
+use crate::error::Error;
+
 pub use streaming::ResponseWriter;
 
 /// Initial capacity, in bytes, of [`ResponseStream::buffered`].
@@ -228,9 +230,10 @@ impl ResponseStream {
     ///
     /// # Errors
     ///
-    /// [`io::ErrorKind::Unsupported`] on a streaming body (write through
-    /// its [`ResponseWriter`]), and [`io::ErrorKind::Other`] once the body
-    /// has been handed to the connection.
+    /// An [`Error::Io`] of kind [`io::ErrorKind::Unsupported`] on a
+    /// streaming body (write through its [`ResponseWriter`]), and of kind
+    /// [`io::ErrorKind::Other`] once the body has been handed to the
+    /// connection.
     ///
     /// # Examples
     ///
@@ -240,7 +243,13 @@ impl ResponseStream {
     /// assert_eq!(body.len(), 6);
     /// ```
     #[inline]
-    pub fn append(&mut self, data: &[u8]) -> io::Result<()> {
+    pub fn append(&mut self, data: &[u8]) -> Result<(), Error> {
+        Ok(self.append_io(data)?)
+    }
+
+    /// [`append`](Self::append) for the `io::Write` impl.
+    #[inline]
+    fn append_io(&mut self, data: &[u8]) -> io::Result<()> {
         match &mut self.kind {
             Kind::Buffered(b) => b.append(data),
             Kind::Streaming(_) => Err(io::Error::new(
@@ -266,8 +275,8 @@ impl ResponseStream {
     /// write!(body, "{} {}\n", "opendtu_uptime", 42).unwrap();
     /// assert_eq!(body.len(), 18);
     /// ```
-    pub fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> io::Result<()> {
-        io::Write::write_fmt(self, args)
+    pub fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> Result<(), Error> {
+        Ok(io::Write::write_fmt(self, args)?)
     }
 
     /// Bytes written and not yet handed to the connection: the whole body
@@ -367,12 +376,12 @@ impl io::Write for ResponseStream {
     /// Appends all of `buf` to a buffered body; see
     /// [`ResponseStream::append`] for the errors.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.append(buf)?;
+        self.append_io(buf)?;
         Ok(buf.len())
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.append(buf)
+        self.append_io(buf)
     }
 
     /// Does nothing: a buffered body is sent when it is returned.
@@ -414,7 +423,7 @@ impl ResponseStream {
     /// already sent.
     #[inline(never)]
     fn append_out_of_line(&mut self, data: &[u8]) -> fmt::Result {
-        self.append(data).map_err(|_| fmt::Error)
+        self.append_io(data).map_err(|_| fmt::Error)
     }
 }
 

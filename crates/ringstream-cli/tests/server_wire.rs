@@ -31,13 +31,9 @@ async fn keep_alive_serves_200_sequential_requests() {
         assert_eq!(response.body.len(), n as usize);
         assert!(!response.closes());
     }
-    assert_eq!(
-        server
-            .metrics
-            .requests
-            .load(std::sync::atomic::Ordering::Relaxed),
-        200
-    );
+    assert_eq!(server.metrics.requests(), 200);
+    assert_eq!(server.metrics.snapshot().requests, 200);
+    assert_eq!(server.metrics.status_count(200), 200);
 }
 
 /// RFC 9112 §9.3.2: pipelined requests are answered in request order.

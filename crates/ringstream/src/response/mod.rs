@@ -403,7 +403,7 @@ impl fmt::Write for ResponseStream {
         self.append_out_of_line(s.as_bytes())
     }
 
-    /// One character: as [`write_str`](Self::write_str), without going
+    /// One character: as [`write_str`](fmt::Write::write_str), without going
     /// through a `&str`.
     #[inline]
     fn write_char(&mut self, c: char) -> fmt::Result {

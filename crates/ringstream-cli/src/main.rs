@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use ringstream::server::Server;
+use ringstream::server::{Config, Server};
 use ringstream_cli::app::App;
 use tracing_subscriber::EnvFilter;
 
@@ -76,14 +76,16 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     let runtime = runtime.build().context("starting the tokio runtime")?;
     runtime.block_on(async move {
-        let mut server = Server::bind(args.addr)
+        let server = Server::bind(args.addr)
             .await
             .with_context(|| format!("binding {}", args.addr))?;
-        let config = server.config_mut();
-        config.max_connections = args.max_connections;
-        config.head_timeout = Duration::from_secs(args.head_timeout);
-        config.idle_timeout = Duration::from_secs(args.idle_timeout);
-        config.shutdown_timeout = Duration::from_secs(args.shutdown_timeout);
+        let config = Config {
+            max_connections: args.max_connections,
+            head_timeout: Duration::from_secs(args.head_timeout),
+            idle_timeout: Duration::from_secs(args.idle_timeout),
+            shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
+            ..Config::default()
+        };
         let mut app = App::new(server.metrics());
         if let Some(root) = &args.root {
             anyhow::ensure!(
@@ -99,7 +101,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         tracing::info!(%addr, "ringstream listening");
         println!("ringstream listening on http://{addr}");
         server
-            .serve_with_shutdown(app, async move {
+            .serve(app)
+            .with_config(config)
+            .with_graceful_shutdown(async move {
                 shutdown_signal().await;
                 tracing::info!("shutting down");
                 // End the live event streams so their connections can finish.

@@ -31,13 +31,9 @@ async fn keep_alive_serves_200_sequential_requests() {
         assert_eq!(response.body.len(), n as usize);
         assert!(!response.closes());
     }
-    assert_eq!(
-        server
-            .metrics
-            .requests
-            .load(std::sync::atomic::Ordering::Relaxed),
-        200
-    );
+    assert_eq!(server.metrics.requests(), 200);
+    assert_eq!(server.metrics.snapshot().requests, 200);
+    assert_eq!(server.metrics.status_count(200), 200);
 }
 
 /// RFC 9112 §9.3.2: pipelined requests are answered in request order.
@@ -172,7 +168,7 @@ async fn http10_streaming_body_is_close_delimited() {
         tokio::spawn(async move {
             for i in 0..100 {
                 writer
-                    .write(format!("line {i}\n").as_bytes())
+                    .write_all(format!("line {i}\n").as_bytes())
                     .await
                     .unwrap();
             }
@@ -668,7 +664,7 @@ async fn client_disconnect_cancels_streaming_body() {
             tokio::spawn(async move {
                 let block = vec![b'x'; 4096];
                 let err = loop {
-                    if let Err(e) = writer.write(&block).await {
+                    if let Err(e) = writer.write_all(&block).await {
                         break e.kind();
                     }
                 };

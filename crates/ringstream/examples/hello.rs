@@ -8,7 +8,7 @@ use ringstream::server::{service_fn, Server};
 use ringstream::{Incoming, ResponseStream};
 
 #[tokio::main]
-async fn main() -> std::io::Result<()> {
+async fn main() -> Result<(), ringstream::Error> {
     let addr = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:3000".into());

@@ -26,7 +26,7 @@ const RETAINED_TICKS: usize = 60;
 type Body = Either<EventStream, Full<bytes::Bytes>>;
 
 #[tokio::main]
-async fn main() -> std::io::Result<()> {
+async fn main() -> Result<(), ringstream::Error> {
     let addr = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:0".into());
@@ -68,7 +68,8 @@ async fn main() -> std::io::Result<()> {
         async move { Ok::<_, Infallible>(response) }
     });
     server
-        .serve_with_shutdown(service, async {
+        .serve(service)
+        .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await

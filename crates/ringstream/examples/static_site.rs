@@ -13,13 +13,14 @@ use ringstream::fs::ServeDir;
 use ringstream::server::Server;
 
 #[tokio::main]
-async fn main() -> std::io::Result<()> {
+async fn main() -> Result<(), ringstream::Error> {
     let root = std::env::args().nth(1).unwrap_or_else(|| ".".to_owned());
     let files = ServeDir::new(&root).precompressed_br().precompressed_gzip();
     let server = Server::bind("127.0.0.1:8080").await?;
     println!("serving {root} on http://{}/", server.local_addr()?);
     server
-        .serve_with_shutdown(files, async {
+        .serve(files)
+        .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await

@@ -9,19 +9,38 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// An error of ringstream's async layer: I/O, HTTP framing, a timeout, or a
 /// closed connection.
 ///
-/// It converts into [`io::Error`] (with a matching [`io::ErrorKind`]) so that
-/// bodies built on it can be read as `AsyncRead` and composed with the rest
-/// of the tokio ecosystem.
+/// Every fallible operation of the library returns it, except the `poll_*`
+/// methods of [`Stream`](crate::Stream): they are the building blocks of its
+/// `AsyncRead` / `AsyncWrite` impls, whose signatures tokio fixes to
+/// [`io::Error`], and report what the transport said unchanged.
+///
+/// The conversions go both ways without losing anything:
+///
+/// * `From<io::Error>` wraps a transport error as [`Error::Io`], and
+///   unwraps an `io::Error` that was made from an `Error`, so a round trip
+///   gives the original back.
+/// * `From<Error> for io::Error` keeps the [kind](Error::kind) and carries
+///   the `Error` itself as the source, so bodies built on it can be read as
+///   `AsyncRead`, a `?` works in functions that return [`io::Result`], and
+///   the cause stays reachable through
+///   [`source`](std::error::Error::source).
+/// * `From<ringstream_core::Error>` makes a framing error
+///   [`Error::Protocol`] (and the core's `UnexpectedEof` an I/O error of that
+///   kind).
 ///
 /// # Examples
 ///
 /// ```
+/// use std::io;
 /// use ringstream::Error;
 ///
 /// let err = Error::from(ringstream::ringstream_core::Error::InvalidChunkSize);
 /// assert_eq!(err.status(), Some(400));
-/// let io: std::io::Error = err.into();
-/// assert_eq!(io.kind(), std::io::ErrorKind::InvalidData);
+/// assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+///
+/// let io: io::Error = err.into();
+/// assert_eq!(io.kind(), io::ErrorKind::InvalidData);
+/// assert!(matches!(Error::from(io), Error::Protocol(_)));
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
@@ -36,6 +55,14 @@ pub enum Error {
     Closed,
     /// A user service or body failed.
     User(BoxError),
+    /// More bytes were asked of a buffer than it holds (see
+    /// [`Stream::try_consume`](crate::Stream::try_consume)).
+    NotBuffered {
+        /// The bytes asked for.
+        requested: usize,
+        /// The bytes buffered.
+        buffered: usize,
+    },
 }
 
 impl Error {
@@ -53,6 +80,41 @@ impl Error {
     pub fn is_timeout(&self) -> bool {
         matches!(self, Error::TimedOut(_))
     }
+
+    /// The [`io::ErrorKind`] of this error: the transport's for
+    /// [`Error::Io`], otherwise the kind it has once converted into an
+    /// [`io::Error`].
+    ///
+    /// | variant | kind |
+    /// |---------|------|
+    /// | `Io(e)` | `e.kind()` |
+    /// | `Protocol(_)` | [`InvalidData`](io::ErrorKind::InvalidData) |
+    /// | `TimedOut(_)` | [`TimedOut`](io::ErrorKind::TimedOut) |
+    /// | `Closed` | [`NotConnected`](io::ErrorKind::NotConnected) |
+    /// | `User(_)` | [`Other`](io::ErrorKind::Other) |
+    /// | `NotBuffered { .. }` | [`InvalidInput`](io::ErrorKind::InvalidInput) |
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::io;
+    /// use ringstream::Error;
+    ///
+    /// let reset = Error::from(io::Error::from(io::ErrorKind::ConnectionReset));
+    /// assert_eq!(reset.kind(), io::ErrorKind::ConnectionReset);
+    /// assert_eq!(Error::Closed.kind(), io::ErrorKind::NotConnected);
+    /// ```
+    pub fn kind(&self) -> io::ErrorKind {
+        match self {
+            Error::Io(e) => e.kind(),
+            Error::Protocol(ringstream_core::Error::UnexpectedEof) => io::ErrorKind::UnexpectedEof,
+            Error::Protocol(_) => io::ErrorKind::InvalidData,
+            Error::TimedOut(_) => io::ErrorKind::TimedOut,
+            Error::Closed => io::ErrorKind::NotConnected,
+            Error::User(_) => io::ErrorKind::Other,
+            Error::NotBuffered { .. } => io::ErrorKind::InvalidInput,
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -63,6 +125,10 @@ impl fmt::Display for Error {
             Error::TimedOut(what) => write!(f, "{what} timed out"),
             Error::Closed => f.write_str("connection closed"),
             Error::User(e) => write!(f, "service error: {e}"),
+            Error::NotBuffered {
+                requested,
+                buffered,
+            } => write!(f, "{requested} bytes asked for, {buffered} buffered"),
         }
     }
 }
@@ -79,8 +145,19 @@ impl std::error::Error for Error {
 }
 
 impl From<io::Error> for Error {
+    /// Wraps `e` as [`Error::Io`], or gives back the `Error` that `e` was
+    /// made from.
     fn from(e: io::Error) -> Self {
-        Error::Io(e)
+        if !e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
+            return Error::Io(e);
+        }
+        let kind = e.kind();
+        match e.into_inner().map(|inner| inner.downcast::<Error>()) {
+            Some(Ok(err)) => *err,
+            // Not reached: the check above saw an `Error` inside.
+            Some(Err(inner)) => Error::Io(io::Error::new(kind, inner)),
+            None => Error::Io(kind.into()),
+        }
     }
 }
 
@@ -94,13 +171,12 @@ impl From<ringstream_core::Error> for Error {
 }
 
 impl From<Error> for io::Error {
+    /// Unwraps [`Error::Io`]; any other error becomes an `io::Error` of its
+    /// [kind](Error::kind) that carries it.
     fn from(e: Error) -> Self {
         match e {
             Error::Io(e) => e,
-            Error::Protocol(p) => io::Error::new(io::ErrorKind::InvalidData, p),
-            Error::TimedOut(what) => io::Error::new(io::ErrorKind::TimedOut, Error::TimedOut(what)),
-            Error::Closed => io::Error::new(io::ErrorKind::NotConnected, "connection closed"),
-            Error::User(u) => io::Error::other(u),
+            e => io::Error::new(e.kind(), e),
         }
     }
 }

@@ -8,8 +8,9 @@
 //! mean — and this crate owns the sockets.
 //!
 //! - [`Stream`]: a buffered stream over any `AsyncRead + AsyncWrite` with the
-//!   `read` / `read_partial` / `read_exactly` / `read_until` / `gets` /
-//!   `peek` / `write` / `flush` API of Ruby's io-stream. Reads hand over
+//!   `read_up_to` / `read_partial` / `read_exactly` / `read_until_exclusive` /
+//!   `gets` / `peek` / `write_all` / `flush` API of Ruby's io-stream (under
+//!   names that do not collide with tokio's `AsyncReadExt` and friends). Reads hand over
 //!   [`bytes::Bytes`] split off the read block without a copy, and the block
 //!   is reused once the caller drops them, so steady-state reading does not
 //!   allocate.
@@ -42,8 +43,8 @@
 //!
 //! let mut stream = Stream::new(io);
 //! assert_eq!(&stream.gets(1024).await.unwrap().unwrap()[..], b"HELLO v1\n");
-//! assert_eq!(&stream.read(4).await.unwrap().unwrap()[..], b"some");
-//! assert_eq!(&stream.read_to_end().await.unwrap()[..], b" payload");
+//! assert_eq!(&stream.read_up_to(4).await.unwrap().unwrap()[..], b"some");
+//! assert_eq!(&stream.read_all().await.unwrap()[..], b" payload");
 //! # });
 //! ```
 

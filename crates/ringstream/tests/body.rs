@@ -72,7 +72,7 @@ fn stream_of(wire: &[u8]) -> Stream<tokio::io::DuplexStream> {
 async fn fixed_length_body_reads_exactly_its_bytes() {
     let mut body = Incoming::from_stream(stream_of(b"hello worldEXTRA"), BodyFraming::Length(11));
     assert_eq!(body.size_hint().exact(), Some(11));
-    assert_eq!(&body.read_to_end().await.unwrap()[..], b"hello world");
+    assert_eq!(&body.read_all().await.unwrap()[..], b"hello world");
     assert!(body.is_end_stream());
     assert_eq!(body.received(), 11);
 }
@@ -82,7 +82,7 @@ async fn fixed_length_body_reads_exactly_its_bytes() {
 #[tokio::test]
 async fn fixed_length_body_cut_short_is_an_error() {
     let mut body = Incoming::from_stream(stream_of(b"hello"), BodyFraming::Length(11));
-    let err = body.read_to_end().await.unwrap_err();
+    let err = body.read_all().await.unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
 }
 
@@ -114,7 +114,7 @@ async fn chunked_body_without_last_chunk_is_an_error() {
 async fn chunked_framing_error_is_invalid_data() {
     let mut body =
         Incoming::from_stream(stream_of(b"+5\r\nhello\r\n0\r\n\r\n"), BodyFraming::Chunked);
-    let err = body.read_to_end().await.unwrap_err();
+    let err = body.read_all().await.unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::InvalidData);
 }
 
@@ -123,9 +123,9 @@ async fn chunked_framing_error_is_invalid_data() {
 async fn read_until_close_body() {
     let mut body = Incoming::from_stream(stream_of(b"all of it"), BodyFraming::CloseDelimited);
     assert_eq!(body.size_hint().exact(), None);
-    assert_eq!(&body.read(3).await.unwrap().unwrap()[..], b"all");
-    assert_eq!(&body.read(100).await.unwrap().unwrap()[..], b" of it");
-    assert!(body.read(1).await.unwrap().is_none());
+    assert_eq!(&body.read_up_to(3).await.unwrap().unwrap()[..], b"all");
+    assert_eq!(&body.read_up_to(100).await.unwrap().unwrap()[..], b" of it");
+    assert!(body.read_up_to(1).await.unwrap().is_none());
 }
 
 #[tokio::test]
@@ -135,8 +135,8 @@ async fn read_partial_and_read_semantics() {
     assert_eq!(&body.read_partial(0).await.unwrap().unwrap()[..], b"");
     assert_eq!(&body.read_partial(2).await.unwrap().unwrap()[..], b"ab");
     // `read` gathers across chunks until it has n bytes.
-    assert_eq!(&body.read(3).await.unwrap().unwrap()[..], b"cde");
-    assert_eq!(&body.read(10).await.unwrap().unwrap()[..], b"f");
+    assert_eq!(&body.read_up_to(3).await.unwrap().unwrap()[..], b"cde");
+    assert_eq!(&body.read_up_to(10).await.unwrap().unwrap()[..], b"f");
     assert!(body.read_partial(10).await.unwrap().is_none());
 }
 

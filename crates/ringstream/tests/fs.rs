@@ -137,7 +137,7 @@ async fn start(service: ServeDir) -> Running {
     let server = Server::bind("127.0.0.1:0").await.expect("bind");
     let addr = server.local_addr().expect("local addr");
     let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(server.serve_with_shutdown(service, async {
+    tokio::spawn(server.serve(service).with_graceful_shutdown(async {
         let _ = stopped.await;
     }));
     Running { addr, _stop: stop }

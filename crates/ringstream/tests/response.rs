@@ -324,7 +324,7 @@ fn streaming_10mb_through_4k_ring_is_identical_and_bounded() {
             while sent < TOTAL {
                 let n = piece.min(TOTAL - sent);
                 let data: Vec<u8> = (sent..sent + n).map(|i| (i % 251) as u8).collect();
-                writer.write(&data).await?;
+                writer.write_all(&data).await?;
                 max_cap = max_cap.max(writer.capacity());
                 sent += n;
                 piece = piece * 3 % 9973 + 1;
@@ -356,15 +356,15 @@ fn streaming_10mb_through_4k_ring_is_identical_and_bounded() {
 fn streaming_write_waits_when_full_until_polled() {
     rt().block_on(async {
         let (mut writer, mut body) = ResponseStream::streaming(16);
-        writer.write(&[b'a'; 16]).await.unwrap();
+        writer.write_all(&[b'a'; 16]).await.unwrap();
         // Nobody reads: the next write is pending — not an error, not growth.
-        let blocked = tokio::time::timeout(Duration::from_millis(50), writer.write(b"b")).await;
+        let blocked = tokio::time::timeout(Duration::from_millis(50), writer.write_all(b"b")).await;
         assert!(blocked.is_err(), "write should wait while the ring is full");
         assert_eq!(writer.capacity(), 16);
         assert_eq!(body.len(), 16);
 
         let waiting = tokio::spawn(async move {
-            writer.write(b"bc").await.unwrap();
+            writer.write_all(b"bc").await.unwrap();
             writer
         });
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -387,7 +387,7 @@ fn streaming_dropped_body_fails_pending_and_next_writes() {
         // A write waiting for room wakes and fails.
         let (mut writer, body) = ResponseStream::streaming(8);
         let pending = tokio::spawn(async move {
-            let r = writer.write(&[0u8; 64]).await;
+            let r = writer.write_all(&[0u8; 64]).await;
             (r, writer)
         });
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -402,7 +402,7 @@ fn streaming_dropped_body_fails_pending_and_next_writes() {
         assert_eq!(writer.capacity(), 0, "the ring is released");
 
         // The next write, flush and formatted write fail at once.
-        let err = writer.write(b"more").await.unwrap_err();
+        let err = writer.write_all(b"more").await.unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
         let err = writer.flush().await.unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
@@ -415,7 +415,7 @@ fn streaming_dropped_body_fails_pending_and_next_writes() {
 fn streaming_abort_yields_error_frame() {
     rt().block_on(async {
         let (mut writer, mut body) = ResponseStream::streaming(64);
-        writer.write(b"partial").await.unwrap();
+        writer.write_all(b"partial").await.unwrap();
         writer.abort(io::Error::new(io::ErrorKind::TimedOut, "sensor timeout"));
         let err = body.frame().await.unwrap().unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);
@@ -429,7 +429,7 @@ fn streaming_panicking_producer_fails_the_body() {
     rt().block_on(async {
         let (mut writer, body) = ResponseStream::streaming(64);
         let task = tokio::spawn(async move {
-            writer.write(b"half a page").await.unwrap();
+            writer.write_all(b"half a page").await.unwrap();
             panic!("handler bug");
         });
         let result = body.collect().await;
@@ -445,7 +445,7 @@ fn streaming_panicking_producer_fails_the_body() {
 fn streaming_finish_and_drop_end_the_body() {
     rt().block_on(async {
         let (mut writer, body) = ResponseStream::streaming(64);
-        writer.write(b"abc").await.unwrap();
+        writer.write_all(b"abc").await.unwrap();
         assert_eq!(body.size_hint().exact(), None);
         writer.finish();
         // Finished: the remaining length is known.
@@ -454,7 +454,7 @@ fn streaming_finish_and_drop_end_the_body() {
         assert_eq!(body.collect().await.unwrap().to_bytes(), "abc");
 
         let (mut writer, body) = ResponseStream::streaming(64);
-        writer.write(b"xyz").await.unwrap();
+        writer.write_all(b"xyz").await.unwrap();
         drop(writer);
         assert_eq!(body.collect().await.unwrap().to_bytes(), "xyz");
     });
@@ -520,7 +520,7 @@ fn streaming_async_write_with_tokio_copy() {
 fn streaming_flush_waits_until_taken() {
     rt().block_on(async {
         let (mut writer, mut body) = ResponseStream::streaming(64);
-        writer.write(b"data: 1\n\n").await.unwrap();
+        writer.write_all(b"data: 1\n\n").await.unwrap();
         let pending = tokio::time::timeout(Duration::from_millis(50), writer.flush()).await;
         assert!(pending.is_err(), "flush waits while bytes are in the ring");
         let flusher = tokio::spawn(async move {
@@ -544,7 +544,7 @@ fn streaming_zero_capacity_is_one_byte() {
         let (mut writer, body) = ResponseStream::streaming(0);
         assert_eq!(writer.capacity(), 1);
         let reader = tokio::spawn(body.collect());
-        writer.write(b"slow but correct").await.unwrap();
+        writer.write_all(b"slow but correct").await.unwrap();
         writer.finish();
         assert_eq!(
             reader.await.unwrap().unwrap().to_bytes(),

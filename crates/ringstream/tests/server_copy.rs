@@ -133,7 +133,7 @@ async fn small_chunked_frames_are_coalesced() {
         let (mut writer, body) = ResponseStream::streaming(64);
         tokio::spawn(async move {
             for i in 0..200 {
-                writer.write(format!("{i},").as_bytes()).await.unwrap();
+                writer.write_all(format!("{i},").as_bytes()).await.unwrap();
             }
         });
         Ok::<_, Infallible>(http::Response::new(body))

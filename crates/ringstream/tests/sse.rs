@@ -432,7 +432,7 @@ async fn serve(broadcaster: &Broadcaster) -> Running {
         async move { Ok::<_, Infallible>(stream.into_response()) }
     });
     let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(server.serve_with_shutdown(service, async {
+    tokio::spawn(server.serve(service).with_graceful_shutdown(async {
         let _ = stopped.await;
     }));
     Running {

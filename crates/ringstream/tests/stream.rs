@@ -153,7 +153,7 @@ async fn tcp_pair() -> (TcpStream, TcpStream) {
 #[tokio::test]
 async fn read_zero_is_empty_without_io() {
     let mut stream = Stream::new(Mock::reading(["data"]));
-    assert_eq!(stream.read(0).await.unwrap(), Some(Bytes::new()));
+    assert_eq!(stream.read_up_to(0).await.unwrap(), Some(Bytes::new()));
     assert_eq!(stream.read_partial(0).await.unwrap(), Some(Bytes::new()));
     assert_eq!(stream.get_ref().reads, 0);
 }
@@ -161,22 +161,22 @@ async fn read_zero_is_empty_without_io() {
 #[tokio::test]
 async fn reads_at_eof() {
     let mut stream = Stream::new(Mock::reading(["Hello"]));
-    assert_eq!(&stream.read(10).await.unwrap().unwrap()[..], b"Hello");
-    assert_eq!(stream.read(1).await.unwrap(), None);
+    assert_eq!(&stream.read_up_to(10).await.unwrap().unwrap()[..], b"Hello");
+    assert_eq!(stream.read_up_to(1).await.unwrap(), None);
     assert_eq!(stream.read_partial(1).await.unwrap(), None);
-    assert_eq!(stream.read_to_end().await.unwrap(), Bytes::new());
+    assert_eq!(stream.read_all().await.unwrap(), Bytes::new());
     assert!(stream.is_eof().await.unwrap());
     // End of file is sticky: the transport is not asked again.
     let reads = stream.get_ref().reads;
-    assert_eq!(stream.read(1).await.unwrap(), None);
+    assert_eq!(stream.read_up_to(1).await.unwrap(), None);
     assert_eq!(stream.get_ref().reads, reads);
 }
 
 #[tokio::test]
 async fn read_waits_for_n_bytes() {
     let mut stream = Stream::new(Mock::reading(["He", "llo", " World"]));
-    assert_eq!(&stream.read(5).await.unwrap().unwrap()[..], b"Hello");
-    assert_eq!(&stream.read_to_end().await.unwrap()[..], b" World");
+    assert_eq!(&stream.read_up_to(5).await.unwrap().unwrap()[..], b"Hello");
+    assert_eq!(&stream.read_all().await.unwrap()[..], b" World");
 }
 
 #[tokio::test]
@@ -260,14 +260,25 @@ async fn read_exactly_across_reads() {
 async fn read_until_lines_then_none() {
     let mut stream = Stream::new(Mock::reading(["hello\nworld\n"]));
     assert_eq!(
-        &stream.read_until(b"\n", 1024).await.unwrap().unwrap()[..],
+        &stream
+            .read_until_exclusive(b"\n", 1024)
+            .await
+            .unwrap()
+            .unwrap()[..],
         b"hello"
     );
     assert_eq!(
-        &stream.read_until(b"\n", 1024).await.unwrap().unwrap()[..],
+        &stream
+            .read_until_exclusive(b"\n", 1024)
+            .await
+            .unwrap()
+            .unwrap()[..],
         b"world"
     );
-    assert_eq!(stream.read_until(b"\n", 1024).await.unwrap(), None);
+    assert_eq!(
+        stream.read_until_exclusive(b"\n", 1024).await.unwrap(),
+        None
+    );
 }
 
 #[tokio::test]
@@ -276,7 +287,7 @@ async fn read_until_limit_counts_the_pattern() {
         let mut stream =
             Stream::with_options(Mock::reading(["hello\nworld\n"]), options(block, 64));
         for limit in [4, 5] {
-            let err = stream.read_until(b"\n", limit).await.unwrap_err();
+            let err = stream.read_until_exclusive(b"\n", limit).await.unwrap_err();
             assert_eq!(
                 err.kind(),
                 io::ErrorKind::InvalidData,
@@ -286,14 +297,22 @@ async fn read_until_limit_counts_the_pattern() {
             assert!(stream.buffered().starts_with(b"hell"));
         }
         assert_eq!(
-            &stream.read_until(b"\n", 6).await.unwrap().unwrap()[..],
+            &stream
+                .read_until_exclusive(b"\n", 6)
+                .await
+                .unwrap()
+                .unwrap()[..],
             b"hello"
         );
         assert_eq!(
-            &stream.read_until(b"\n", 6).await.unwrap().unwrap()[..],
+            &stream
+                .read_until_exclusive(b"\n", 6)
+                .await
+                .unwrap()
+                .unwrap()[..],
             b"world"
         );
-        assert_eq!(stream.read_until(b"\n", 6).await.unwrap(), None);
+        assert_eq!(stream.read_until_exclusive(b"\n", 6).await.unwrap(), None);
     }
 }
 
@@ -301,14 +320,22 @@ async fn read_until_limit_counts_the_pattern() {
 async fn read_until_with_one_byte_blocks() {
     let mut stream = Stream::with_options(Mock::reading(["hello\nworld\n"]), options(1, 64));
     assert_eq!(
-        &stream.read_until(b"\n", 100).await.unwrap().unwrap()[..],
+        &stream
+            .read_until_exclusive(b"\n", 100)
+            .await
+            .unwrap()
+            .unwrap()[..],
         b"hello"
     );
     assert_eq!(
-        &stream.read_until(b"\n", 100).await.unwrap().unwrap()[..],
+        &stream
+            .read_until_exclusive(b"\n", 100)
+            .await
+            .unwrap()
+            .unwrap()[..],
         b"world"
     );
-    assert_eq!(stream.read_until(b"\n", 100).await.unwrap(), None);
+    assert_eq!(stream.read_until_exclusive(b"\n", 100).await.unwrap(), None);
 }
 
 #[tokio::test]
@@ -335,17 +362,24 @@ async fn read_until_finds_a_long_pattern_split_across_blocks() {
         wire.extend_from_slice(&data);
         let chunks: Vec<&[u8]> = wire.chunks(7).collect();
         let mut stream = Stream::with_options(Mock::reading(chunks), options(7, 64));
-        let before = stream.read_until(pattern, 1024).await.unwrap().unwrap();
+        let before = stream
+            .read_until_exclusive(pattern, 1024)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(before.len(), shift + 8);
         assert!(before.ends_with(b"preamble"));
-        assert_eq!(&stream.read_to_end().await.unwrap()[..], b"rest");
+        assert_eq!(&stream.read_all().await.unwrap()[..], b"rest");
     }
 }
 
 #[tokio::test]
 async fn read_until_at_eof_keeps_the_data() {
     let mut stream = Stream::new(Mock::reading(["no newline here"]));
-    assert_eq!(stream.read_until(b"\n", 1024).await.unwrap(), None);
+    assert_eq!(
+        stream.read_until_exclusive(b"\n", 1024).await.unwrap(),
+        None
+    );
     assert_eq!(stream.buffered(), b"no newline here");
 }
 
@@ -358,7 +392,10 @@ async fn read_until_is_bounded_by_maximum_buffer_size() {
     let mut data = b"0123456789".repeat(100);
     data.push(b'\n');
     let mut stream = Stream::with_options(Mock::reading([data]), opts);
-    let err = stream.read_until(b"\n", usize::MAX).await.unwrap_err();
+    let err = stream
+        .read_until_exclusive(b"\n", usize::MAX)
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::InvalidData);
     assert!(err.to_string().contains("maximum_buffer_size"), "{err}");
     let err = stream.gets(usize::MAX).await.unwrap_err();
@@ -417,7 +454,7 @@ async fn discard_until_split_across_small_blocks() {
     // Memory stayed bounded: what it returns is the pattern plus less than
     // one block plus one pattern length of skipped data.
     assert!(found.len() <= 23 + 23 + 3, "{}", found.len());
-    assert_eq!(&stream.read_to_end().await.unwrap()[..], b"tail");
+    assert_eq!(&stream.read_all().await.unwrap()[..], b"tail");
 }
 
 #[tokio::test]
@@ -446,7 +483,7 @@ async fn discard_until_limit_discards_limit_bytes() {
 async fn eight_one_byte_writes_with_threshold_eight_make_one_write() {
     let mut stream = Stream::with_options(Mock::default(), options(64, 8));
     for i in 0..8u8 {
-        assert_eq!(stream.write(&[b'a' + i]).await.unwrap(), 1);
+        stream.write_all(&[b'a' + i]).await.unwrap();
         let expected = if i < 7 { 0 } else { 1 };
         assert_eq!(stream.get_ref().writes(), expected, "after write {i}");
     }
@@ -457,11 +494,11 @@ async fn eight_one_byte_writes_with_threshold_eight_make_one_write() {
 #[tokio::test]
 async fn threshold_decides_when_data_goes_out() {
     let mut stream = Stream::with_options(Mock::default(), options(64, 5));
-    stream.write(b"Hello").await.unwrap();
+    stream.write_all(b"Hello").await.unwrap();
     assert_eq!(stream.get_ref().writes(), 1);
 
     let mut stream = Stream::with_options(Mock::default(), options(64, 10));
-    stream.write(b"Hello").await.unwrap();
+    stream.write_all(b"Hello").await.unwrap();
     assert_eq!(stream.get_ref().writes(), 0);
     assert_eq!(stream.pending_write(), 5);
     stream.flush().await.unwrap();
@@ -480,7 +517,7 @@ async fn flushing_an_empty_buffer_makes_no_write() {
 #[tokio::test]
 async fn write_bytes_sends_a_large_payload_uncopied_in_one_vectored_write() {
     let mut stream = Stream::with_options(Mock::default(), options(64, 1024));
-    stream.write(b"HTTP/1.1 200 OK\r\n\r\n").await.unwrap();
+    stream.write_all(b"HTTP/1.1 200 OK\r\n\r\n").await.unwrap();
     let body = Bytes::from(vec![b'x'; 4096]);
     let body_ptr = body.as_ptr() as usize;
     stream.write_bytes(body.clone()).await.unwrap();
@@ -553,11 +590,11 @@ async fn a_read_first_writes_out_pending_data() {
     let peer = tokio::spawn(async move {
         let mut server = Stream::new(server);
         let line = server.gets(1024).await.unwrap().unwrap();
-        server.write(&line).await.unwrap();
+        server.write_all(&line).await.unwrap();
         server.close().await.unwrap();
     });
     let mut client = Stream::new(client);
-    client.write(b"ping\n").await.unwrap();
+    client.write_all(b"ping\n").await.unwrap();
     assert_eq!(client.pending_write(), 5);
     assert_eq!(&client.gets(1024).await.unwrap().unwrap()[..], b"ping\n");
     peer.await.unwrap();
@@ -575,11 +612,11 @@ async fn puts_then_gets_round_trip() {
 async fn close_write_delivers_data_then_eof() {
     let (a, b) = tokio::io::duplex(1024);
     let (mut a, mut b) = (Stream::new(a), Stream::new(b));
-    a.write(b"last words").await.unwrap();
+    a.write_all(b"last words").await.unwrap();
     a.close_write().await.unwrap();
-    assert_eq!(&b.read_to_end().await.unwrap()[..], b"last words");
+    assert_eq!(&b.read_all().await.unwrap()[..], b"last words");
     assert!(b.is_eof().await.unwrap());
-    let err = a.write(b"more").await.unwrap_err();
+    let err = a.write_all(b"more").await.unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
     // Reading still works after close_write.
     b.puts(b"reply").await.unwrap();
@@ -589,17 +626,24 @@ async fn close_write_delivers_data_then_eof() {
 #[tokio::test]
 async fn operations_after_close_fail_with_not_connected() {
     let mut stream = Stream::new(Mock::reading(["data"]));
-    stream.write(b"bye").await.unwrap();
+    stream.write_all(b"bye").await.unwrap();
     stream.close().await.unwrap();
     stream.close().await.unwrap(); // idempotent
     assert_eq!(stream.get_ref().written, b"bye");
     assert_eq!(stream.get_ref().shutdowns, 1);
     let kind = io::ErrorKind::NotConnected;
-    assert_eq!(stream.read(1).await.unwrap_err().kind(), kind);
+    assert_eq!(stream.read_up_to(1).await.unwrap_err().kind(), kind);
     assert_eq!(stream.read_partial(1).await.unwrap_err().kind(), kind);
-    assert_eq!(stream.read_to_end().await.unwrap_err().kind(), kind);
+    assert_eq!(stream.read_all().await.unwrap_err().kind(), kind);
     assert_eq!(stream.read_exactly(1).await.unwrap_err().kind(), kind);
-    assert_eq!(stream.read_until(b"\n", 9).await.unwrap_err().kind(), kind);
+    assert_eq!(
+        stream
+            .read_until_exclusive(b"\n", 9)
+            .await
+            .unwrap_err()
+            .kind(),
+        kind
+    );
     assert_eq!(stream.gets(9).await.unwrap_err().kind(), kind);
     assert_eq!(
         stream.discard_until(b"\n", 9).await.unwrap_err().kind(),
@@ -608,7 +652,7 @@ async fn operations_after_close_fail_with_not_connected() {
     assert_eq!(stream.peek(1).await.unwrap_err().kind(), kind);
     assert_eq!(stream.is_eof().await.unwrap_err().kind(), kind);
     assert_eq!(stream.fill().await.unwrap_err().kind(), kind);
-    assert_eq!(stream.write(b"x").await.unwrap_err().kind(), kind);
+    assert_eq!(stream.write_all(b"x").await.unwrap_err().kind(), kind);
     assert_eq!(
         stream
             .write_bytes(Bytes::from_static(b"x"))
@@ -639,7 +683,7 @@ async fn close_reports_a_failing_flush() {
         ..Mock::default()
     };
     let mut stream = Stream::new(mock);
-    stream.write(b"unsent").await.unwrap();
+    stream.write_all(b"unsent").await.unwrap();
     let err = stream.close().await.unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::ConnectionReset);
     stream.close().await.unwrap();
@@ -663,9 +707,9 @@ async fn a_failed_write_marks_the_stream_broken() {
     };
     mock.chunks.push_back(b"response".to_vec());
     let mut stream = Stream::with_options(mock, options(64, 4));
-    stream.write(b"ab").await.unwrap(); // buffered
+    stream.write_all(b"ab").await.unwrap(); // buffered
     assert!(!stream.is_broken());
-    let err = stream.write(b"cdef").await.unwrap_err();
+    let err = stream.write_all(b"cdef").await.unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
     assert!(stream.is_broken());
     assert_eq!(stream.pending_write(), 0);
@@ -673,7 +717,7 @@ async fn a_failed_write_marks_the_stream_broken() {
     // went out.
     stream.get_mut().write_error = None;
     assert_eq!(
-        stream.write(b"x").await.unwrap_err().kind(),
+        stream.write_all(b"x").await.unwrap_err().kind(),
         io::ErrorKind::BrokenPipe
     );
     assert_eq!(
@@ -693,7 +737,7 @@ async fn a_flush_failure_before_a_read_is_reported() {
     let mut mock = Mock::reading(["data"]);
     mock.write_error = Some(io::ErrorKind::ConnectionReset);
     let mut stream = Stream::new(mock);
-    stream.write(b"request").await.unwrap();
+    stream.write_all(b"request").await.unwrap();
     let err = stream.read_partial(10).await.unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::ConnectionReset);
     assert!(stream.is_broken());
@@ -710,7 +754,7 @@ async fn write_zero_is_an_error() {
         ..Mock::default()
     };
     let mut stream = Stream::with_options(mock, options(64, 1));
-    let err = stream.write(b"x").await.unwrap_err();
+    let err = stream.write_all(b"x").await.unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::WriteZero);
     assert!(stream.is_broken());
 }
@@ -723,8 +767,20 @@ async fn fill_consume_and_split_buffered() {
     assert_eq!(stream.fill().await.unwrap(), 11);
     stream.consume(6);
     assert_eq!(&stream.split_buffered(5)[..], b"World");
-    assert!(!stream.try_consume(1));
-    assert_eq!(stream.try_split_buffered(1), None);
+    let err = stream.try_consume(1).unwrap_err();
+    assert!(matches!(
+        err,
+        ringstream::Error::NotBuffered {
+            requested: 1,
+            buffered: 0
+        }
+    ));
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    assert!(matches!(
+        stream.try_split_buffered(1),
+        Err(ringstream::Error::NotBuffered { .. })
+    ));
+    stream.try_consume(0).unwrap();
     assert_eq!(stream.fill().await.unwrap(), 0);
 }
 
@@ -851,7 +907,7 @@ async fn tcp_round_trip_of_a_large_payload() {
     let sent = payload.clone();
     let writer = tokio::spawn(async move {
         let mut client = Stream::new(client);
-        client.write(b"len 3000000\n").await.unwrap();
+        client.write_all(b"len 3000000\n").await.unwrap();
         client.write_bytes(sent).await.unwrap();
         client.close_write().await.unwrap();
     });
@@ -890,7 +946,7 @@ async fn tcp_peer_reset_surfaces_on_write() {
     // The RST may take a moment to arrive; keep writing until it does.
     let mut error = None;
     for _ in 0..1000 {
-        match stream.write(&[0u8; 1024]).await {
+        match stream.write_all(&[0u8; 1024]).await {
             Ok(_) => tokio::time::sleep(Duration::from_millis(1)).await,
             Err(e) => {
                 error = Some(e);
@@ -915,14 +971,14 @@ async fn tcp_peer_reset_surfaces_on_write() {
 async fn transcript(chunks: Vec<Vec<u8>>, block: usize) -> Vec<Option<Vec<u8>>> {
     let mut stream = Stream::with_options(Mock::reading(chunks), options(block, 64));
     let mut out = Vec::new();
-    let take = |r: io::Result<Option<Bytes>>| r.unwrap().map(|b| b.to_vec());
+    let take = |r: Result<Option<Bytes>, ringstream::Error>| r.unwrap().map(|b| b.to_vec());
     out.push(take(stream.gets(1024).await));
-    out.push(take(stream.read_until(b"\r\n\r\n", 1024).await));
+    out.push(take(stream.read_until_exclusive(b"\r\n\r\n", 1024).await));
     out.push(take(stream.read_until_inclusive(b"--sep--", 1024).await));
-    out.push(take(stream.read(3).await));
+    out.push(take(stream.read_up_to(3).await));
     out.push(take(stream.discard_until(b"==", 1024).await).map(|b| b[b.len() - 2..].to_vec()));
     out.push(take(stream.gets(4).await));
-    out.push(Some(stream.read_to_end().await.unwrap().to_vec()));
+    out.push(Some(stream.read_all().await.unwrap().to_vec()));
     out
 }
 

@@ -1,7 +1,6 @@
 //! The live dashboard: the page at `/` and the once-a-second counters event
 //! stream at `/events` that it draws.
 
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,10 +44,10 @@ pub fn resident_memory() -> u64 {
 pub fn sample(seq: u64, metrics: &Metrics, rate: f64) -> Event {
     let data = format!(
         "{{\"requests\":{},\"requests_per_second\":{rate:.1},\"bytes_in\":{},\"bytes_out\":{},\"connections_open\":{},\"errors\":{},\"rss_bytes\":{}}}",
-        metrics.requests.load(Relaxed),
-        metrics.bytes_in.load(Relaxed),
-        metrics.bytes_out.load(Relaxed),
-        metrics.connections_open.load(Relaxed),
+        metrics.requests(),
+        metrics.bytes_in(),
+        metrics.bytes_out(),
+        metrics.connections_open(),
         metrics.errors(),
         resident_memory(),
     );
@@ -65,7 +64,7 @@ pub fn spawn_ticker(
     tokio::spawn(async move {
         let mut interval = tokio::time::interval(period);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        let mut last = metrics.requests.load(Relaxed);
+        let mut last = metrics.requests();
         let mut last_at = tokio::time::Instant::now();
         let mut seq = 0u64;
         loop {
@@ -74,7 +73,7 @@ pub fn spawn_ticker(
                 break;
             }
             let now = tokio::time::Instant::now();
-            let requests = metrics.requests.load(Relaxed);
+            let requests = metrics.requests();
             let secs = now.duration_since(last_at).as_secs_f64().max(1e-3);
             let rate = (requests.saturating_sub(last)) as f64 / secs;
             last = requests;

@@ -2,7 +2,6 @@
 //! talk to it over raw sockets.
 #![allow(dead_code)]
 
-use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +9,7 @@ use std::time::Duration;
 use http::{Request, Response};
 use http_body::Body;
 use ringstream::server::{Config, Metrics, Server};
-use ringstream::{BoxError, Incoming};
+use ringstream::{BoxError, Error, Incoming};
 use ringstream_cli::app::App;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -23,12 +22,12 @@ pub struct TestServer {
     pub addr: SocketAddr,
     pub metrics: Arc<Metrics>,
     stop: Option<oneshot::Sender<()>>,
-    handle: Option<JoinHandle<io::Result<()>>>,
+    handle: Option<JoinHandle<Result<(), Error>>>,
 }
 
 impl TestServer {
     /// Ask for a graceful shutdown and wait until the server has stopped.
-    pub async fn shutdown(mut self) -> io::Result<()> {
+    pub async fn shutdown(mut self) -> Result<(), Error> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -39,7 +38,7 @@ impl TestServer {
     }
 
     /// Begin a graceful shutdown without waiting for it.
-    pub fn begin_shutdown(&mut self) -> JoinHandle<io::Result<()>> {
+    pub fn begin_shutdown(&mut self) -> JoinHandle<Result<(), Error>> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -94,7 +93,7 @@ where
     let addr = server.local_addr().expect("local addr");
     let metrics = server.metrics();
     let (stop, stopped) = oneshot::channel::<()>();
-    let handle = tokio::spawn(server.serve_with_shutdown(service, async {
+    let handle = tokio::spawn(server.serve(service).with_graceful_shutdown(async {
         let _ = stopped.await;
     }));
     TestServer {

@@ -14,7 +14,6 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::poll_fn;
-use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
@@ -43,7 +42,7 @@ pub(crate) use source::{poll_body, BodyReader};
 /// handed to any code of the `http` ecosystem (axum extractors, hyper
 /// clients, `http_body_util::BodyExt`), and it offers the reading methods of
 /// [`Stream`]: [`read_partial`](Incoming::read_partial),
-/// [`read`](Incoming::read) and [`read_to_end`](Incoming::read_to_end).
+/// [`read_up_to`](Incoming::read_up_to) and [`read_all`](Incoming::read_all).
 ///
 /// The server creates one for every request. A body can also be read
 /// directly off a [`Stream`] with [`Incoming::from_stream`].
@@ -61,7 +60,7 @@ pub(crate) use source::{poll_body, BodyReader};
 /// drop(client);
 ///
 /// let mut body = Incoming::from_stream(Stream::new(server), BodyFraming::Chunked);
-/// assert_eq!(&body.read_to_end().await.unwrap()[..], b"hello world");
+/// assert_eq!(&body.read_all().await.unwrap()[..], b"hello world");
 /// # });
 /// ```
 pub struct Incoming {
@@ -236,13 +235,11 @@ impl Incoming {
     /// # Cancel safety
     ///
     /// Cancel safe: no data is taken before the future completes.
-    pub async fn read_partial(&mut self, n: usize) -> io::Result<Option<Bytes>> {
+    pub async fn read_partial(&mut self, n: usize) -> Result<Option<Bytes>, Error> {
         if n == 0 {
             return Ok(Some(Bytes::new()));
         }
-        poll_fn(|cx| self.poll_partial(cx, n))
-            .await
-            .map_err(Into::into)
+        poll_fn(|cx| self.poll_partial(cx, n)).await
     }
 
     /// `n` bytes, or fewer at the end of the body; `None` at the end with
@@ -257,7 +254,7 @@ impl Incoming {
     ///
     /// Not cancel safe: data gathered before cancellation is lost when it
     /// spans several pieces.
-    pub async fn read(&mut self, n: usize) -> io::Result<Option<Bytes>> {
+    pub async fn read_up_to(&mut self, n: usize) -> Result<Option<Bytes>, Error> {
         let Some(first) = self.read_partial(n).await? else {
             return Ok(None);
         };
@@ -284,7 +281,7 @@ impl Incoming {
     /// # Cancel safety
     ///
     /// Not cancel safe.
-    pub async fn read_to_end(&mut self) -> io::Result<Bytes> {
+    pub async fn read_all(&mut self) -> Result<Bytes, Error> {
         let mut pieces: VecDeque<Bytes> = VecDeque::new();
         let mut total = 0usize;
         while let Some(piece) = self.read_partial(usize::MAX).await? {

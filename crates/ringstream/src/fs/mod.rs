@@ -22,7 +22,7 @@
 //! use ringstream::fs::ServeDir;
 //! use ringstream::server::Server;
 //!
-//! # async fn run() -> std::io::Result<()> {
+//! # async fn run() -> Result<(), ringstream::Error> {
 //! let files = ServeDir::new("public").precompressed_gzip().precompressed_br();
 //! Server::bind("127.0.0.1:8080").await?.serve(files).await
 //! # }

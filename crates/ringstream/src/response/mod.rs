@@ -108,6 +108,8 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
+use crate::error::Error;
+
 pub use writer::ResponseWriter;
 
 /// Initial capacity, in bytes, of [`ResponseStream::buffered`].
@@ -230,9 +232,10 @@ impl ResponseStream {
     ///
     /// # Errors
     ///
-    /// [`io::ErrorKind::Unsupported`] on a streaming body (write through
-    /// its [`ResponseWriter`]), and [`io::ErrorKind::Other`] once the body
-    /// has been handed to the connection.
+    /// An [`Error::Io`] of kind [`io::ErrorKind::Unsupported`] on a
+    /// streaming body (write through its [`ResponseWriter`]), and of kind
+    /// [`io::ErrorKind::Other`] once the body has been handed to the
+    /// connection.
     ///
     /// # Examples
     ///
@@ -242,7 +245,13 @@ impl ResponseStream {
     /// assert_eq!(body.len(), 6);
     /// ```
     #[inline]
-    pub fn append(&mut self, data: &[u8]) -> io::Result<()> {
+    pub fn append(&mut self, data: &[u8]) -> Result<(), Error> {
+        Ok(self.append_io(data)?)
+    }
+
+    /// [`append`](Self::append) for the `io::Write` impl.
+    #[inline]
+    fn append_io(&mut self, data: &[u8]) -> io::Result<()> {
         match &mut self.kind {
             Kind::Buffered(b) => b.append(data),
             Kind::Streaming(_) => Err(io::Error::new(
@@ -268,8 +277,8 @@ impl ResponseStream {
     /// write!(body, "{} {}\n", "opendtu_uptime", 42).unwrap();
     /// assert_eq!(body.len(), 18);
     /// ```
-    pub fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> io::Result<()> {
-        io::Write::write_fmt(self, args)
+    pub fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> Result<(), Error> {
+        Ok(io::Write::write_fmt(self, args)?)
     }
 
     /// Bytes written and not yet handed to the connection: the whole body
@@ -369,12 +378,12 @@ impl io::Write for ResponseStream {
     /// Appends all of `buf` to a buffered body; see
     /// [`ResponseStream::append`] for the errors.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.append(buf)?;
+        self.append_io(buf)?;
         Ok(buf.len())
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.append(buf)
+        self.append_io(buf)
     }
 
     /// Does nothing: a buffered body is sent when it is returned.
@@ -396,7 +405,7 @@ impl fmt::Write for ResponseStream {
         self.append_out_of_line(s.as_bytes())
     }
 
-    /// One character: as [`write_str`](Self::write_str), without going
+    /// One character: as [`write_str`](fmt::Write::write_str), without going
     /// through a `&str`.
     #[inline]
     fn write_char(&mut self, c: char) -> fmt::Result {
@@ -416,7 +425,7 @@ impl ResponseStream {
     /// already sent.
     #[inline(never)]
     fn append_out_of_line(&mut self, data: &[u8]) -> fmt::Result {
-        self.append(data).map_err(|_| fmt::Error)
+        self.append_io(data).map_err(|_| fmt::Error)
     }
 }
 

@@ -23,7 +23,7 @@ use super::channel::{write_all, End, Shared};
 /// flush fails with [`io::ErrorKind::BrokenPipe`], and a write that was
 /// waiting for room wakes up and fails.
 ///
-/// Besides [`write`](Self::write), `write!(writer, ...).await` works
+/// Besides [`write_all`](Self::write_all), `write!(writer, ...).await` works
 /// through the inherent [`write_fmt`](Self::write_fmt), and
 /// [`tokio::io::AsyncWrite`] is implemented so `tokio::io::copy` can feed
 /// the body.
@@ -91,14 +91,14 @@ impl ResponseWriter {
     /// let (mut writer, body) = ResponseStream::streaming(8);
     /// let producer = tokio::spawn(async move {
     ///     // 32 bytes through an 8-byte ring: waits for the reader.
-    ///     writer.write(&[b'x'; 32]).await
+    ///     writer.write_all(&[b'x'; 32]).await
     /// });
     /// let bytes = body.collect().await.unwrap().to_bytes();
     /// assert_eq!(bytes.len(), 32);
     /// producer.await.unwrap().unwrap();
     /// # });
     /// ```
-    pub async fn write(&mut self, data: &[u8]) -> io::Result<()> {
+    pub async fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
         self.check_open()?;
         write_all(&self.shared, data).await
     }
@@ -108,7 +108,7 @@ impl ResponseWriter {
     ///
     /// The text is formatted at once into a staging buffer kept by the
     /// writer and reused from call to call; the returned future then writes
-    /// it like [`write`](Self::write). The future is `Send`.
+    /// it like [`write_all`](Self::write_all). The future is `Send`.
     ///
     /// A task that awaits `write!(writer, "{}", x)` directly is not `Send`,
     /// though: Rust keeps the temporaries of `format_args!` alive until the
@@ -122,7 +122,7 @@ impl ResponseWriter {
     ///
     /// # Errors
     ///
-    /// As [`write`](Self::write), plus an error of kind
+    /// As [`write_all`](Self::write_all), plus an error of kind
     /// [`io::ErrorKind::Other`] if a `Display` implementation fails.
     ///
     /// # Cancel safety
@@ -183,7 +183,7 @@ impl ResponseWriter {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let (mut writer, body) = ResponseStream::streaming(64);
     /// let reader = tokio::spawn(body.collect());
-    /// writer.write(b"data: tick\n\n").await.unwrap();
+    /// writer.write_all(b"data: tick\n\n").await.unwrap();
     /// writer.flush().await.unwrap(); // the connection has it now
     /// writer.finish();
     /// reader.await.unwrap().unwrap();

@@ -2,7 +2,6 @@
 
 use std::io::{self, IoSlice};
 use std::pin::Pin;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
@@ -32,8 +31,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for Counted<T> {
         let before = buf.filled().len();
         ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
         this.metrics
-            .bytes_in
-            .fetch_add((buf.filled().len() - before) as u64, Relaxed);
+            .record_bytes_in((buf.filled().len() - before) as u64);
         Poll::Ready(Ok(()))
     }
 }
@@ -46,7 +44,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let n = ready!(Pin::new(&mut this.inner).poll_write(cx, buf))?;
-        this.metrics.bytes_out.fetch_add(n as u64, Relaxed);
+        this.metrics.record_bytes_out(n as u64);
         Poll::Ready(Ok(n))
     }
 
@@ -57,7 +55,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let n = ready!(Pin::new(&mut this.inner).poll_write_vectored(cx, bufs))?;
-        this.metrics.bytes_out.fetch_add(n as u64, Relaxed);
+        this.metrics.record_bytes_out(n as u64);
         Poll::Ready(Ok(n))
     }
 

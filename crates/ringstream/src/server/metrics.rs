@@ -6,34 +6,54 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 /// Counters a [`Server`](super::Server) keeps while it runs: requests, bytes
 /// in and out, open connections, and responses by status.
 ///
+/// The server records into them; a program reads them through the methods
+/// below, one at a time or all at once with [`snapshot`](Self::snapshot).
 /// All counters are relaxed atomics: cheap to bump, and read as a
-/// consistent-enough snapshot for monitoring.
+/// consistent-enough picture for monitoring.
 ///
 /// # Examples
 ///
-/// ```
-/// use ringstream::server::Metrics;
-///
-/// let metrics = Metrics::default();
-/// metrics.record_status(404);
+/// ```no_run
+/// # async fn run() -> Result<(), ringstream::Error> {
+/// let server = ringstream::server::Server::bind("127.0.0.1:0").await?;
+/// let metrics = server.metrics();
+/// // ... serve, then, from another task:
+/// let now = metrics.snapshot();
+/// println!("{} requests, {} open connections", now.requests, now.connections_open);
 /// let mut text = String::new();
 /// metrics.write_prometheus(&mut text).unwrap();
-/// assert!(text.contains("ringstream_responses_total{status=\"404\"} 1"));
+/// assert!(text.contains("ringstream_requests_total 0"));
+/// # Ok(())
+/// # }
 /// ```
 #[derive(Debug)]
 pub struct Metrics {
-    /// Requests whose head was read.
-    pub requests: AtomicU64,
-    /// Bytes read from clients.
-    pub bytes_in: AtomicU64,
-    /// Bytes written to clients.
-    pub bytes_out: AtomicU64,
-    /// Connections accepted since start.
-    pub connections_accepted: AtomicU64,
-    /// Connections open now.
-    pub connections_open: AtomicU64,
+    requests: AtomicU64,
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
+    connections_accepted: AtomicU64,
+    connections_open: AtomicU64,
     /// Responses by status code, indexed by `status - 100`.
     statuses: Box<[AtomicU64; 500]>,
+}
+
+/// The counters of [`Metrics`] read at one moment (each counter by itself;
+/// they are not read under a lock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct MetricsSnapshot {
+    /// Requests whose head was read.
+    pub requests: u64,
+    /// Bytes read from clients.
+    pub bytes_in: u64,
+    /// Bytes written to clients.
+    pub bytes_out: u64,
+    /// Connections accepted since start.
+    pub connections_accepted: u64,
+    /// Connections open now.
+    pub connections_open: u64,
+    /// Responses with a status of 400 or above.
+    pub errors: u64,
 }
 
 impl Default for Metrics {
@@ -50,14 +70,29 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// Count one response with `status`.
-    pub fn record_status(&self, status: u16) {
-        if let Some(slot) = usize::from(status)
-            .checked_sub(100)
-            .and_then(|i| self.statuses.get(i))
-        {
-            slot.fetch_add(1, Relaxed);
-        }
+    /// Requests whose head was read.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Relaxed)
+    }
+
+    /// Bytes read from clients.
+    pub fn bytes_in(&self) -> u64 {
+        self.bytes_in.load(Relaxed)
+    }
+
+    /// Bytes written to clients.
+    pub fn bytes_out(&self) -> u64 {
+        self.bytes_out.load(Relaxed)
+    }
+
+    /// Connections accepted since start.
+    pub fn connections_accepted(&self) -> u64 {
+        self.connections_accepted.load(Relaxed)
+    }
+
+    /// Connections open now.
+    pub fn connections_open(&self) -> u64 {
+        self.connections_open.load(Relaxed)
     }
 
     /// Responses sent with `status` so far.
@@ -70,7 +105,69 @@ impl Metrics {
 
     /// Responses with a status of 400 or above.
     pub fn errors(&self) -> u64 {
-        self.statuses[300..].iter().map(|c| c.load(Relaxed)).sum()
+        self.statuses
+            .get(300..)
+            .unwrap_or_default()
+            .iter()
+            .map(|c| c.load(Relaxed))
+            .sum()
+    }
+
+    /// Every counter, read now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::server::{Metrics, MetricsSnapshot};
+    ///
+    /// let metrics = Metrics::default();
+    /// assert_eq!(metrics.snapshot(), MetricsSnapshot::default());
+    /// ```
+    pub fn snapshot(&self) -> MetricsSnapshot {
+        MetricsSnapshot {
+            requests: self.requests(),
+            bytes_in: self.bytes_in(),
+            bytes_out: self.bytes_out(),
+            connections_accepted: self.connections_accepted(),
+            connections_open: self.connections_open(),
+            errors: self.errors(),
+        }
+    }
+
+    /// Counts one request whose head was read.
+    pub(crate) fn record_request(&self) {
+        self.requests.fetch_add(1, Relaxed);
+    }
+
+    /// Counts `n` bytes read from a client.
+    pub(crate) fn record_bytes_in(&self, n: u64) {
+        self.bytes_in.fetch_add(n, Relaxed);
+    }
+
+    /// Counts `n` bytes written to a client.
+    pub(crate) fn record_bytes_out(&self, n: u64) {
+        self.bytes_out.fetch_add(n, Relaxed);
+    }
+
+    /// Counts a connection accepted and now open.
+    pub(crate) fn record_connection_opened(&self) {
+        self.connections_accepted.fetch_add(1, Relaxed);
+        self.connections_open.fetch_add(1, Relaxed);
+    }
+
+    /// Counts a connection closed.
+    pub(crate) fn record_connection_closed(&self) {
+        self.connections_open.fetch_sub(1, Relaxed);
+    }
+
+    /// Counts one response with `status`.
+    pub(crate) fn record_status(&self, status: u16) {
+        if let Some(slot) = usize::from(status)
+            .checked_sub(100)
+            .and_then(|i| self.statuses.get(i))
+        {
+            slot.fetch_add(1, Relaxed);
+        }
     }
 
     /// Print the counters as Prometheus text exposition format, one line at

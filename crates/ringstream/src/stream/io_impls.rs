@@ -40,7 +40,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> AsyncRead for Stream<T> {
         }
         let n = buf.remaining().min(this.read_buf.len());
         buf.put_slice(this.read_buf.get(..n).unwrap_or_default());
-        this.try_consume(n);
+        bytes::Buf::advance(&mut this.read_buf, n);
         Poll::Ready(Ok(()))
     }
 }
@@ -59,7 +59,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> AsyncBufRead for Stream<T> {
     fn consume(self: Pin<&mut Self>, amt: usize) {
         let this = self.get_mut();
         let n = amt.min(this.read_buf.len());
-        this.try_consume(n);
+        bytes::Buf::advance(&mut this.read_buf, n);
     }
 }
 

@@ -19,8 +19,12 @@
 //!
 //! # Errors
 //!
-//! Transport errors are returned unchanged (a peer that resets the
-//! connection surfaces as [`io::ErrorKind::ConnectionReset`]). In addition:
+//! The async methods return [`Error`]; the `poll_*` methods, the building
+//! blocks of the `AsyncRead` / `AsyncWrite` impls, return [`io::Error`]
+//! as those traits require. Either way transport errors are passed on
+//! unchanged (a peer that resets the connection surfaces as
+//! [`Error::Io`] of kind [`io::ErrorKind::ConnectionReset`]), and
+//! [`Error::kind`] tells the cases apart. In addition:
 //!
 //! | kind | when |
 //! |------|------|
@@ -29,7 +33,7 @@
 //! | [`WriteZero`](io::ErrorKind::WriteZero) | the transport accepted no bytes of a write |
 //! | [`UnexpectedEof`](io::ErrorKind::UnexpectedEof) | [`Stream::read_exactly`] ran out of data |
 //! | [`InvalidData`](io::ErrorKind::InvalidData) | a pattern or line was not found within the caller's limit or within [`StreamOptions::maximum_buffer_size`] |
-//! | [`InvalidInput`](io::ErrorKind::InvalidInput) | [`Stream::peek`] asked for more than [`StreamOptions::maximum_buffer_size`] |
+//! | [`InvalidInput`](io::ErrorKind::InvalidInput) | [`Stream::peek`] asked for more than [`StreamOptions::maximum_buffer_size`]; [`Stream::try_consume`] or [`Stream::try_split_buffered`] asked for more than is buffered ([`Error::NotBuffered`]) |
 
 mod io_impls;
 mod options;
@@ -48,6 +52,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 pub use options::StreamOptions;
 
+use crate::error::Error;
+
 /// A buffered async byte stream over a transport `T`.
 ///
 /// See the [module documentation](self) for the buffering model and the
@@ -59,7 +65,7 @@ pub use options::StreamOptions;
 /// use ringstream::Stream;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> std::io::Result<()> {
+/// # async fn main() -> Result<(), ringstream::Error> {
 /// let (client, server) = tokio::io::duplex(1024);
 /// let mut client = Stream::new(client);
 /// let mut server = Stream::new(server);
@@ -210,21 +216,46 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// Panics if `n > self.buffered().len()`; [`try_consume`](Self::try_consume)
     /// does not.
     pub fn consume(&mut self, n: usize) {
-        assert!(
-            self.try_consume(n),
-            "consume({n}) beyond the {} buffered bytes",
-            self.read_buf.len()
-        );
+        if let Err(e) = self.try_consume(n) {
+            panic!("consume({n}): {e}");
+        }
     }
 
-    /// Drops the first `n` buffered bytes if there are that many; returns
-    /// whether it did.
-    pub fn try_consume(&mut self, n: usize) -> bool {
-        if n > self.read_buf.len() {
-            return false;
-        }
+    /// Drops the first `n` buffered bytes if there are that many.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotBuffered`] when fewer than `n` bytes are buffered;
+    /// nothing is dropped then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::{Error, Stream};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (io, _peer) = tokio::io::duplex(64);
+    /// let mut stream = Stream::new(io);
+    /// let err = stream.try_consume(1).unwrap_err();
+    /// assert!(matches!(err, Error::NotBuffered { requested: 1, buffered: 0 }));
+    /// assert!(stream.try_consume(0).is_ok());
+    /// # });
+    /// ```
+    pub fn try_consume(&mut self, n: usize) -> Result<(), Error> {
+        self.check_buffered(n)?;
         bytes::Buf::advance(&mut self.read_buf, n);
-        true
+        Ok(())
+    }
+
+    fn check_buffered(&self, n: usize) -> Result<(), Error> {
+        let buffered = self.read_buf.len();
+        if n > buffered {
+            return Err(Error::NotBuffered {
+                requested: n,
+                buffered,
+            });
+        }
+        Ok(())
     }
 
     /// Hands off the first `n` buffered bytes without copying them.
@@ -234,20 +265,21 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// Panics if `n > self.buffered().len()`;
     /// [`try_split_buffered`](Self::try_split_buffered) does not.
     pub fn split_buffered(&mut self, n: usize) -> Bytes {
-        let len = self.read_buf.len();
         match self.try_split_buffered(n) {
-            Some(bytes) => bytes,
-            None => panic!("split_buffered({n}) beyond the {len} buffered bytes"),
+            Ok(bytes) => bytes,
+            Err(e) => panic!("split_buffered({n}): {e}"),
         }
     }
 
-    /// Hands off the first `n` buffered bytes without copying them, or
-    /// returns `None` if fewer are buffered.
-    pub fn try_split_buffered(&mut self, n: usize) -> Option<Bytes> {
-        if n > self.read_buf.len() {
-            return None;
-        }
-        Some(self.read_buf.split_to(n).freeze())
+    /// Hands off the first `n` buffered bytes without copying them.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotBuffered`] when fewer than `n` bytes are buffered;
+    /// nothing is taken then.
+    pub fn try_split_buffered(&mut self, n: usize) -> Result<Bytes, Error> {
+        self.check_buffered(n)?;
+        Ok(self.read_buf.split_to(n).freeze())
     }
 
     /// Writes out pending data, then performs **one** read from the
@@ -286,8 +318,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     ///
     /// Cancel safe: data read is appended to the buffer synchronously in
     /// the final poll, and pending writes that went out stay sent.
-    pub async fn fill(&mut self) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_fill_hint(cx, 0)).await
+    pub async fn fill(&mut self) -> Result<usize, Error> {
+        Ok(poll_fn(|cx| self.poll_fill_hint(cx, 0)).await?)
     }
 
     /// Appends `data` to the write buffer without any I/O. It goes out with

@@ -28,7 +28,7 @@ pub struct StreamOptions {
     /// being copied into the write buffer.
     pub minimum_write_size: usize,
     /// Upper bound, in bytes, of the read buffer while
-    /// [`peek`](super::Stream::peek), [`read_until`](super::Stream::read_until)
+    /// [`peek`](super::Stream::peek), [`read_until_exclusive`](super::Stream::read_until_exclusive)
     /// or [`gets`](super::Stream::gets) waits for more data; exceeding it is
     /// an error instead of unbounded growth.
     pub maximum_buffer_size: usize,

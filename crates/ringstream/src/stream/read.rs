@@ -1,5 +1,5 @@
-//! Reading whole amounts: `read`, `read_partial`, `read_exactly`,
-//! `read_to_end`, `peek` and `is_eof`.
+//! Reading whole amounts: `read_up_to`, `read_partial`, `read_exactly`,
+//! `read_all`, `peek` and `is_eof`.
 
 use std::io;
 
@@ -7,14 +7,17 @@ use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::Stream;
+use crate::error::Error;
 
 impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// Reads until `n` bytes are buffered or the transport reaches end of
     /// file, then hands off up to `n` bytes.
     ///
     /// Returns `Some` with exactly `n` bytes, or fewer at end of file;
-    /// `None` at end of file with nothing buffered. `read(0)` returns an
-    /// empty `Some` without any I/O.
+    /// `None` at end of file with nothing buffered. `read_up_to(0)` returns
+    /// an empty `Some` without any I/O. This is Ruby io-stream's `read(n)`;
+    /// it is not [`AsyncReadExt::read`](tokio::io::AsyncReadExt::read),
+    /// which fills a caller's slice with whatever one read gives.
     ///
     /// The bytes are contiguous, so a large `n` grows the read buffer to
     /// `n` bytes; use [`read_partial`](Self::read_partial) to stream with
@@ -24,7 +27,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     ///
     /// Cancel safe: bytes read before cancellation stay buffered and are
     /// returned by the next read.
-    pub async fn read(&mut self, n: usize) -> io::Result<Option<Bytes>> {
+    pub async fn read_up_to(&mut self, n: usize) -> Result<Option<Bytes>, Error> {
         self.check_open()?;
         if n == 0 {
             return Ok(Some(Bytes::new()));
@@ -45,12 +48,14 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// nothing is left).
     ///
     /// The result is held in memory whole: this grows without bound on an
-    /// endless transport.
+    /// endless transport. Unlike
+    /// [`AsyncReadExt::read_to_end`](tokio::io::AsyncReadExt::read_to_end)
+    /// it returns the bytes rather than appending them to a vector.
     ///
     /// # Cancel safety
     ///
     /// Cancel safe: bytes read before cancellation stay buffered.
-    pub async fn read_to_end(&mut self) -> io::Result<Bytes> {
+    pub async fn read_all(&mut self) -> Result<Bytes, Error> {
         self.check_open()?;
         loop {
             let hint = self
@@ -79,7 +84,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// use tokio::io::AsyncWriteExt;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> std::io::Result<()> {
+    /// # async fn main() -> Result<(), ringstream::Error> {
     /// let (mut peer, io) = tokio::io::duplex(1024);
     /// peer.write_all(b"Hello World").await?;
     /// drop(peer);
@@ -95,7 +100,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// # Cancel safety
     ///
     /// Cancel safe: nothing is consumed before the final synchronous step.
-    pub async fn read_partial(&mut self, n: usize) -> io::Result<Option<Bytes>> {
+    pub async fn read_partial(&mut self, n: usize) -> Result<Option<Bytes>, Error> {
         self.check_open()?;
         if n == 0 {
             return Ok(Some(Bytes::new()));
@@ -120,14 +125,14 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// # Cancel safety
     ///
     /// Cancel safe: nothing is consumed before the final synchronous step.
-    pub async fn read_exactly(&mut self, n: usize) -> io::Result<Bytes> {
+    pub async fn read_exactly(&mut self, n: usize) -> Result<Bytes, Error> {
         self.check_open()?;
         while self.read_buf.len() < n {
             if self.fill_hint(n).await? == 0 {
-                return Err(io::Error::new(
+                return Err(Error::from(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     format!("stream ended after {} of {n} bytes", self.read_buf.len()),
-                ));
+                )));
             }
         }
         Ok(self.read_buf.split_to(n).freeze())
@@ -144,16 +149,16 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// # Cancel safety
     ///
     /// Cancel safe: it never consumes.
-    pub async fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
+    pub async fn peek(&mut self, n: usize) -> Result<&[u8], Error> {
         self.check_open()?;
         if n > self.options.maximum_buffer_size {
-            return Err(io::Error::new(
+            return Err(Error::from(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
                     "peek of {n} bytes exceeds maximum_buffer_size ({})",
                     self.options.maximum_buffer_size
                 ),
-            ));
+            )));
         }
         while self.read_buf.len() < n {
             if self.fill_hint(n).await? == 0 {
@@ -171,7 +176,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// # Cancel safety
     ///
     /// Cancel safe: it never consumes.
-    pub async fn is_eof(&mut self) -> io::Result<bool> {
+    pub async fn is_eof(&mut self) -> Result<bool, Error> {
         self.check_open()?;
         if !self.read_buf.is_empty() {
             return Ok(false);

@@ -1,4 +1,4 @@
-//! Pattern scans: `read_until`, `read_until_inclusive`, `gets` and
+//! Pattern scans: `read_until_exclusive`, `read_until_inclusive`, `gets` and
 //! `discard_until` share one scanner that remembers how far it has looked.
 
 use std::io;
@@ -7,6 +7,7 @@ use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::Stream;
+use crate::error::Error;
 
 /// How a scan ended.
 enum Outcome {
@@ -91,7 +92,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         }
     }
 
-    /// Shared body of `read_until` and `read_until_inclusive`.
+    /// Shared body of `read_until_exclusive` and `read_until_inclusive`.
     async fn read_until_inner(
         &mut self,
         pattern: &[u8],
@@ -119,6 +120,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// Reads up to `pattern` and hands off the bytes before it; the
     /// pattern is consumed but not returned.
     ///
+    /// The pattern may be several bytes long, and it is left out of the
+    /// result: this is not
+    /// [`AsyncBufReadExt::read_until`](tokio::io::AsyncBufReadExt::read_until),
+    /// which looks for one byte and keeps it.
+    ///
     /// `limit` counts bytes **including the pattern**: a match must end
     /// within the first `limit` bytes (and within
     /// [`maximum_buffer_size`](super::StreamOptions::maximum_buffer_size)).
@@ -134,15 +140,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// use tokio::io::AsyncWriteExt;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> std::io::Result<()> {
+    /// # async fn main() -> Result<(), ringstream::Error> {
     /// let (mut peer, io) = tokio::io::duplex(1024);
     /// peer.write_all(b"hello\r\nworld").await?;
     /// drop(peer);
     ///
     /// let mut stream = Stream::new(io);
-    /// assert!(stream.read_until(b"\r\n", 6).await.is_err()); // ends at 7
-    /// assert_eq!(&stream.read_until(b"\r\n", 7).await?.unwrap()[..], b"hello");
-    /// assert_eq!(stream.read_until(b"\r\n", 100).await?, None);
+    /// assert!(stream.read_until_exclusive(b"\r\n", 6).await.is_err()); // ends at 7
+    /// assert_eq!(&stream.read_until_exclusive(b"\r\n", 7).await?.unwrap()[..], b"hello");
+    /// assert_eq!(stream.read_until_exclusive(b"\r\n", 100).await?, None);
     /// assert_eq!(stream.buffered(), b"world");
     /// # Ok(())
     /// # }
@@ -158,16 +164,20 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// # Cancel safety
     ///
     /// Cancel safe: nothing is consumed before the final synchronous step.
-    pub async fn read_until(&mut self, pattern: &[u8], limit: usize) -> io::Result<Option<Bytes>> {
-        self.read_until_inner(pattern, limit, false).await
+    pub async fn read_until_exclusive(
+        &mut self,
+        pattern: &[u8],
+        limit: usize,
+    ) -> Result<Option<Bytes>, Error> {
+        Ok(self.read_until_inner(pattern, limit, false).await?)
     }
 
-    /// Like [`read_until`](Self::read_until), but the returned bytes end
-    /// with the pattern.
+    /// Like [`read_until_exclusive`](Self::read_until_exclusive), but the
+    /// returned bytes end with the pattern.
     ///
     /// # Errors
     ///
-    /// As [`read_until`](Self::read_until).
+    /// As [`read_until_exclusive`](Self::read_until_exclusive).
     ///
     /// # Cancel safety
     ///
@@ -176,8 +186,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         &mut self,
         pattern: &[u8],
         limit: usize,
-    ) -> io::Result<Option<Bytes>> {
-        self.read_until_inner(pattern, limit, true).await
+    ) -> Result<Option<Bytes>, Error> {
+        Ok(self.read_until_inner(pattern, limit, true).await?)
     }
 
     /// Reads a line the way Ruby's `IO#gets(limit)` does: up to and
@@ -193,7 +203,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// use tokio::io::AsyncWriteExt;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> std::io::Result<()> {
+    /// # async fn main() -> Result<(), ringstream::Error> {
     /// let (mut peer, io) = tokio::io::duplex(1024);
     /// peer.write_all(b"hello\nworld\nrest").await?;
     /// drop(peer);
@@ -217,7 +227,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// # Cancel safety
     ///
     /// Cancel safe: nothing is consumed before the final synchronous step.
-    pub async fn gets(&mut self, limit: usize) -> io::Result<Option<Bytes>> {
+    pub async fn gets(&mut self, limit: usize) -> Result<Option<Bytes>, Error> {
         self.check_open()?;
         if limit == 0 {
             return Ok(Some(Bytes::new()));
@@ -227,7 +237,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         match self.scan(b"\n", effective, false).await?.0 {
             Outcome::Match(index) => Ok(Some(self.read_buf.split_to(index + 1).freeze())),
             Outcome::Limit if limit <= cap => Ok(Some(self.read_buf.split_to(limit).freeze())),
-            Outcome::Limit => Err(limit_error("newline", cap, true)),
+            Outcome::Limit => Err(limit_error("newline", cap, true).into()),
             Outcome::Eof if self.read_buf.is_empty() => Ok(None),
             Outcome::Eof => Ok(Some(self.read_buf.split().freeze())),
         }
@@ -259,7 +269,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         &mut self,
         pattern: &[u8],
         limit: usize,
-    ) -> io::Result<Option<Bytes>> {
+    ) -> Result<Option<Bytes>, Error> {
         let (outcome, discarded) = self.scan(pattern, limit, true).await?;
         match outcome {
             Outcome::Match(index) => {

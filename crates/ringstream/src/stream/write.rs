@@ -9,6 +9,7 @@ use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::{broken_error, closed_error, write_closed_error, write_zero, Stream};
+use crate::error::Error;
 
 /// Caller slices passed along with the write buffer in one vectored write;
 /// further slices wait for the next call.
@@ -128,8 +129,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         }
     }
 
-    /// Writes all of `data`.
-    async fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+    /// Writes all of `data` through the buffering write path.
+    async fn write_through(&mut self, data: &[u8]) -> io::Result<()> {
         let mut written = 0;
         while let Some(rest) = data.get(written..).filter(|rest| !rest.is_empty()) {
             let slices = [IoSlice::new(rest)];
@@ -138,8 +139,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         Ok(())
     }
 
-    /// Writes `data`, returning its length once all of it is buffered or
-    /// sent.
+    /// Writes all of `data`: returns once every byte is buffered or sent.
     ///
     /// Data is buffered until
     /// [`minimum_write_size`](super::StreamOptions::minimum_write_size)
@@ -155,17 +155,16 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     ///
     /// Not cancel safe: when cancelled, a prefix of `data` may have been
     /// buffered or sent.
-    pub async fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+    pub async fn write_all(&mut self, data: &[u8]) -> Result<(), Error> {
         self.check_writable()?;
-        self.write_all(data).await?;
-        Ok(data.len())
+        Ok(self.write_through(data).await?)
     }
 
     /// Writes an owned payload. One at least
     /// [`minimum_write_size`](super::StreamOptions::minimum_write_size)
     /// bytes long is sent without being copied into the write buffer, in
     /// one vectored write together with what is buffered; smaller ones are
-    /// buffered like [`write`](Self::write).
+    /// buffered like [`write_all`](Self::write_all).
     ///
     /// # Examples
     ///
@@ -174,10 +173,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// use ringstream::Stream;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> std::io::Result<()> {
+    /// # async fn main() -> Result<(), ringstream::Error> {
     /// let (io, peer) = tokio::io::duplex(1 << 20);
     /// let mut stream = Stream::new(io);
-    /// stream.write(b"HTTP/1.1 200 OK\r\n\r\n").await?; // buffered
+    /// stream.write_all(b"HTTP/1.1 200 OK\r\n\r\n").await?; // buffered
     /// stream.write_bytes(Bytes::from(vec![b'x'; 128 * 1024])).await?; // head + body in one write
     /// assert_eq!(stream.pending_write(), 0);
     /// # drop(peer);
@@ -193,9 +192,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     ///
     /// Not cancel safe: when cancelled, a prefix of `data` may have been
     /// sent.
-    pub async fn write_bytes(&mut self, data: Bytes) -> io::Result<()> {
+    pub async fn write_bytes(&mut self, data: Bytes) -> Result<(), Error> {
         self.check_writable()?;
-        self.write_all(&data).await
+        Ok(self.write_through(&data).await?)
     }
 
     /// Writes `line` and a `"\n"`, then [flushes](Self::flush).
@@ -208,10 +207,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     ///
     /// Not cancel safe: when cancelled, part of the line may have been
     /// buffered or sent.
-    pub async fn puts(&mut self, line: &[u8]) -> io::Result<()> {
+    pub async fn puts(&mut self, line: &[u8]) -> Result<(), Error> {
         self.check_writable()?;
-        self.write_all(line).await?;
-        self.write_all(b"\n").await?;
+        self.write_through(line).await?;
+        self.write_through(b"\n").await?;
         self.flush().await
     }
 
@@ -227,8 +226,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// # Cancel safety
     ///
     /// Cancel safe: unsent bytes stay buffered.
-    pub async fn flush(&mut self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_flush_all(cx)).await
+    pub async fn flush(&mut self) -> Result<(), Error> {
+        Ok(poll_fn(|cx| self.poll_flush_all(cx)).await?)
     }
 
     pub(crate) fn poll_flush_all(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -269,8 +268,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     ///
     /// Cancel safe: unsent bytes stay buffered and the call can be
     /// repeated.
-    pub async fn close_write(&mut self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_close_write(cx)).await
+    pub async fn close_write(&mut self) -> Result<(), Error> {
+        Ok(poll_fn(|cx| self.poll_close_write(cx)).await?)
     }
 
     /// Closes the stream: flushes, shuts down the write half and releases
@@ -294,7 +293,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     ///
     /// Cancel safe: the stream is closed only when the call completes, and
     /// it can be repeated.
-    pub async fn close(&mut self) -> io::Result<()> {
+    pub async fn close(&mut self) -> Result<(), Error> {
         if self.closed {
             return Ok(());
         }
@@ -321,6 +320,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         self.read_buf = bytes::BytesMut::new();
         self.write_buf = Vec::new();
         self.write_pos = 0;
-        result
+        Ok(result?)
     }
 }

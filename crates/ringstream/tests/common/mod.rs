@@ -2,17 +2,16 @@
 //! talk to it over raw sockets.
 #![allow(dead_code)]
 
-use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Request, Response};
 use http_body::Body;
-use ringstream::server::{Config, Metrics, Server};
-use ringstream::{BoxError, Incoming};
+use ringstream::server::{self, Config, Metrics};
+use ringstream::{BoxError, Error, Incoming};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tower_service::Service;
@@ -22,12 +21,12 @@ pub struct TestServer {
     pub addr: SocketAddr,
     pub metrics: Arc<Metrics>,
     stop: Option<oneshot::Sender<()>>,
-    handle: Option<JoinHandle<io::Result<()>>>,
+    handle: Option<JoinHandle<Result<(), Error>>>,
 }
 
 impl TestServer {
     /// Ask for a graceful shutdown and wait until the server has stopped.
-    pub async fn shutdown(mut self) -> io::Result<()> {
+    pub async fn shutdown(mut self) -> Result<(), Error> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -38,7 +37,7 @@ impl TestServer {
     }
 
     /// Begin a graceful shutdown without waiting for it.
-    pub fn begin_shutdown(&mut self) -> JoinHandle<io::Result<()>> {
+    pub fn begin_shutdown(&mut self) -> JoinHandle<Result<(), Error>> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -54,7 +53,7 @@ impl Drop for TestServer {
     }
 }
 
-/// Start any service with `config`.
+/// Start any service with `config`, through `server::serve`.
 pub async fn start<S, B>(service: S, config: Config) -> TestServer
 where
     S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
@@ -64,26 +63,12 @@ where
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    let server = Server::bind("127.0.0.1:0")
-        .await
-        .expect("bind")
-        .with_config(config);
-    spawn(server, service)
-}
-
-fn spawn<S, B>(server: Server, service: S) -> TestServer
-where
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send,
-    S::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    let addr = server.local_addr().expect("local addr");
-    let metrics = server.metrics();
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("local addr");
+    let serve = server::serve(listener, service).with_config(config);
+    let metrics = serve.metrics();
     let (stop, stopped) = oneshot::channel::<()>();
-    let handle = tokio::spawn(server.serve_with_shutdown(service, async {
+    let handle = tokio::spawn(serve.with_graceful_shutdown(async {
         let _ = stopped.await;
     }));
     TestServer {

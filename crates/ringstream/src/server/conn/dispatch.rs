@@ -185,5 +185,6 @@ fn copy_error(e: &Error) -> Error {
         Error::TimedOut(what) => Error::TimedOut(what),
         Error::Closed => Error::Closed,
         Error::User(u) => Error::User(u.to_string().into()),
+        e @ Error::NotBuffered { .. } => Error::Io(io::Error::new(e.kind(), e.to_string())),
     }
 }

@@ -100,9 +100,7 @@ where
                     break;
                 }
             };
-            self.metrics
-                .requests
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.metrics.record_request();
             match self.exchange(spans).await {
                 Ok(true) => continue,
                 Ok(false) => break,

@@ -9,7 +9,7 @@
 //! pub fn run(args: &Args) -> anyhow::Result<()> { ... }
 //! ```
 //!
-//! and add one line to the [`scenarios!`] invocation below.
+//! and add one line to the `scenarios!` invocation below.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

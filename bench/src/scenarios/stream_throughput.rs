@@ -18,7 +18,7 @@
 //! `StreamOptions::minimum_read_size` was chosen).
 //!
 //! * `read-partial`: [`Stream::read_partial`], dropping each chunk.
-//! * `bufreader`: [`tokio::io::BufReader::fill_buf`] + `consume`.
+//! * `bufreader`: [`tokio::io::AsyncBufReadExt::fill_buf`] on a `tokio::io::BufReader` + `consume`.
 //! * `raw-read`: `AsyncReadExt::read` into one reused buffer.
 //!
 //! Allocation counts come from the reader thread's first segment and are

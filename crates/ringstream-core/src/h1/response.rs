@@ -32,7 +32,7 @@ pub struct ResponseHead<'a> {
     pub status: u16,
     /// The reason phrase; `None` writes the canonical one of `status`.
     pub reason: Option<&'a str>,
-    /// The `Date` value ([`HttpDate`]); empty writes no `Date` field.
+    /// The `Date` value ([`HttpDate`](super::HttpDate)); empty writes no `Date` field.
     pub date: &'a [u8],
     /// The `Server` value, if one is sent.
     pub server: Option<&'a [u8]>,

@@ -229,8 +229,8 @@ impl Incoming {
     ///
     /// # Errors
     ///
-    /// A body cut short by the peer is an [`io::ErrorKind::UnexpectedEof`]
-    /// error; a framing violation is [`io::ErrorKind::InvalidData`].
+    /// A body cut short by the peer is an [`std::io::ErrorKind::UnexpectedEof`]
+    /// error; a framing violation is [`std::io::ErrorKind::InvalidData`].
     ///
     /// # Cancel safety
     ///

@@ -632,8 +632,14 @@ async fn graceful_shutdown_finishes_inflight_download() {
     assert!(n > 0);
     let stopped = server.begin_shutdown();
     // New connections are refused once the listener is gone.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(TcpStream::connect(server.addr).await.is_err());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(server.addr).await.is_ok() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "new connections still accepted 10 s into the shutdown"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let mut total = n;
     let mut chunk = vec![0u8; 1 << 20];
     loop {

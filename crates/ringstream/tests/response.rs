@@ -118,6 +118,13 @@ fn rt() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// Polls `fut` exactly once with the current task's waker: true when it is
+/// still pending. Tells "this waits" without sleeping and hoping another
+/// task got that far.
+async fn polled_once_is_pending<F: std::future::Future>(mut fut: Pin<&mut F>) -> bool {
+    std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx).is_pending())).await
+}
+
 // ---- static guarantees -------------------------------------------------------
 
 fn assert_send<T: Send>(t: T) -> T {
@@ -363,15 +370,14 @@ fn streaming_write_waits_when_full_until_polled() {
         assert_eq!(writer.capacity(), 16);
         assert_eq!(body.len(), 16);
 
-        let waiting = tokio::spawn(async move {
-            writer.write_all(b"bc").await.unwrap();
-            writer
-        });
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        assert!(!waiting.is_finished());
+        let mut waiting = Box::pin(writer.write_all(b"bc"));
+        assert!(
+            polled_once_is_pending(waiting.as_mut()).await,
+            "the write should wait while the ring is full"
+        );
         let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
         assert_eq!(first, &[b'a'; 16][..]);
-        let writer = tokio::time::timeout(Duration::from_secs(5), waiting)
+        tokio::time::timeout(Duration::from_secs(5), waiting)
             .await
             .expect("the write resumes once the body is polled")
             .unwrap();
@@ -386,17 +392,15 @@ fn streaming_dropped_body_fails_pending_and_next_writes() {
     rt().block_on(async {
         // A write waiting for room wakes and fails.
         let (mut writer, body) = ResponseStream::streaming(8);
-        let pending = tokio::spawn(async move {
-            let r = writer.write_all(&[0u8; 64]).await;
-            (r, writer)
-        });
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        assert!(!pending.is_finished());
+        let mut pending = Box::pin(writer.write_all(&[0u8; 64]));
+        assert!(
+            polled_once_is_pending(pending.as_mut()).await,
+            "a write larger than the ring waits for room"
+        );
         drop(body); // the client went away
-        let (result, mut writer) = tokio::time::timeout(Duration::from_secs(5), pending)
+        let result = tokio::time::timeout(Duration::from_secs(5), pending)
             .await
-            .expect("a pending write wakes when the body is dropped")
-            .unwrap();
+            .expect("a pending write wakes when the body is dropped");
         assert_eq!(result.unwrap_err().kind(), io::ErrorKind::BrokenPipe);
         assert!(writer.is_closed());
         assert_eq!(writer.capacity(), 0, "the ring is released");

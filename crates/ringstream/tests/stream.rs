@@ -944,17 +944,19 @@ async fn tcp_peer_reset_surfaces_on_write() {
     drop(server);
     let mut stream = Stream::with_options(client, options(64, 1));
     // The RST may take a moment to arrive; keep writing until it does.
-    let mut error = None;
-    for _ in 0..1000 {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let err = loop {
         match stream.write_all(&[0u8; 1024]).await {
-            Ok(_) => tokio::time::sleep(Duration::from_millis(1)).await,
-            Err(e) => {
-                error = Some(e);
-                break;
+            Err(e) => break e,
+            Ok(_) => {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "writing to a reset peer still succeeds after 10 s"
+                );
+                tokio::time::sleep(Duration::from_millis(1)).await;
             }
         }
-    }
-    let err = error.expect("writing to a reset peer fails");
+    };
     assert!(
         matches!(
             err.kind(),

@@ -17,8 +17,7 @@
 //!
 //! ```no_run
 //! use std::convert::Infallible;
-//! use std::time::Duration;
-//! use ringstream::server::{self, service_fn, Config};
+//! //! use ringstream::server::{self, service_fn, Config};
 //! use ringstream::{Incoming, ResponseStream};
 //!
 //! # async fn run() -> Result<(), ringstream::Error> {
@@ -38,38 +37,34 @@
 //! # }
 //! ```
 
+mod accept;
 mod config;
 mod conn;
 mod counted;
 mod metrics;
+mod serve;
 mod service;
 mod stop;
 
-use std::fmt;
-use std::future::Future;
-use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{ready, Context, Poll};
-use std::time::Duration;
 
 use http::{Request, Response};
 use http_body::Body;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, ToSocketAddrs};
-use tokio::sync::{watch, Semaphore};
-use tokio::task::JoinSet;
+use tokio::sync::watch;
 use tower_service::Service;
 
 pub use config::Config;
 pub use metrics::{Metrics, MetricsSnapshot};
+use serve::Start;
+pub use serve::{Serve, WithGracefulShutdown};
 pub use service::{service_fn, ServiceFn};
 
 use crate::error::{BoxError, Error};
 use crate::Incoming;
 use conn::Connection;
-use counted::Counted;
 
 /// An HTTP/1.1 server bound to a TCP listener, before it serves.
 ///
@@ -215,276 +210,6 @@ where
     B::Error: Into<BoxError>,
 {
     Server::from_listener(listener).serve(service)
-}
-
-/// A server about to serve a service, made by [`serve`] or
-/// [`Server::serve`]. It is a future: awaiting (or spawning) it serves
-/// until the process ends.
-///
-/// Nothing happens until it is first polled, so it can still be
-/// configured with [`with_config`](Self::with_config) or given a shutdown
-/// signal with [`with_graceful_shutdown`](Self::with_graceful_shutdown).
-///
-/// # Errors
-///
-/// The future never fails in practice: accept errors (such as running out
-/// of file descriptors) are logged and retried. Its error type is the
-/// [`Error`] of [`serve_connection`].
-#[must_use = "a Serve does nothing until it is awaited"]
-pub struct Serve<S> {
-    metrics: Arc<Metrics>,
-    start: Start<S, std::future::Pending<()>>,
-}
-
-impl<S> Serve<S> {
-    /// Replaces the limits and timeouts. Call it before the first poll:
-    /// a server already running keeps its configuration.
-    pub fn with_config(mut self, config: Config) -> Serve<S> {
-        if let Some((server, _, _)) = &mut self.start.parts {
-            server.config = config;
-        }
-        self
-    }
-
-    /// The server's counters, shared with the running server.
-    pub fn metrics(&self) -> Arc<Metrics> {
-        self.metrics.clone()
-    }
-
-    /// Serves until `signal` completes, then shuts down gracefully: stops
-    /// accepting, lets in-flight requests finish within
-    /// [`Config::shutdown_timeout`], closes idle connections at once, and
-    /// closes whatever is still running at the deadline.
-    ///
-    /// A server already running (polled before this call) keeps running
-    /// without the signal.
-    pub fn with_graceful_shutdown<F>(self, signal: F) -> WithGracefulShutdown<S, F>
-    where
-        F: Future<Output = ()> + Send + 'static,
-    {
-        let start = match self.start.parts {
-            Some((server, service, _)) => Start::new(server, service, signal),
-            None => Start {
-                parts: None,
-                running: self.start.running,
-            },
-        };
-        WithGracefulShutdown {
-            metrics: self.metrics,
-            start,
-        }
-    }
-}
-
-// The service is moved into a boxed future before that future is polled;
-// it is never pinned in place.
-impl<S> Unpin for Serve<S> {}
-
-impl<S> fmt::Debug for Serve<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Serve")
-            .field("running", &self.start.running.is_some())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<S, B> Future for Serve<S>
-where
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send,
-    S::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    type Output = Result<(), Error>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.get_mut().start.poll(cx)
-    }
-}
-
-/// A [`Serve`] that shuts down gracefully once its signal completes, made
-/// by [`Serve::with_graceful_shutdown`]; a future like `Serve`.
-///
-/// # Errors
-///
-/// As [`Serve`].
-#[must_use = "a WithGracefulShutdown does nothing until it is awaited"]
-pub struct WithGracefulShutdown<S, F> {
-    metrics: Arc<Metrics>,
-    start: Start<S, F>,
-}
-
-impl<S, F> WithGracefulShutdown<S, F> {
-    /// The server's counters, shared with the running server.
-    pub fn metrics(&self) -> Arc<Metrics> {
-        self.metrics.clone()
-    }
-}
-
-// The service and the signal are moved into a boxed future before that
-// future is polled; they are never pinned in place.
-impl<S, F> Unpin for WithGracefulShutdown<S, F> {}
-
-impl<S, F> fmt::Debug for WithGracefulShutdown<S, F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WithGracefulShutdown")
-            .field("running", &self.start.running.is_some())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<S, B, F> Future for WithGracefulShutdown<S, F>
-where
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send,
-    S::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-    F: Future<Output = ()> + Send + 'static,
-{
-    type Output = Result<(), Error>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.get_mut().start.poll(cx)
-    }
-}
-
-/// The running server, boxed: its type cannot be named.
-type Running = Pin<Box<dyn Future<Output = Result<(), Error>> + Send>>;
-
-/// What a [`Serve`] needs to start, and then the server it started.
-struct Start<S, F> {
-    parts: Option<(Server, S, F)>,
-    running: Option<Running>,
-}
-
-impl<S, F> Start<S, F> {
-    fn new(server: Server, service: S, signal: F) -> Self {
-        Start {
-            parts: Some((server, service, signal)),
-            running: None,
-        }
-    }
-
-    fn poll<B>(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>>
-    where
-        S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-        S::Future: Send,
-        S::Error: Into<BoxError>,
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
-        F: Future<Output = ()> + Send + 'static,
-    {
-        if let Some((server, service, signal)) = self.parts.take() {
-            self.running = Some(Box::pin(run(server, service, signal)));
-        }
-        let Some(running) = &mut self.running else {
-            // Polled again after it completed.
-            return Poll::Ready(Ok(()));
-        };
-        let result = ready!(running.as_mut().poll(cx));
-        self.running = None;
-        Poll::Ready(result)
-    }
-}
-
-/// Accepts and serves until `signal`, then shuts down gracefully.
-async fn run<S, B, F>(server: Server, service: S, signal: F) -> Result<(), Error>
-where
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send,
-    S::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-    F: Future<Output = ()>,
-{
-    let Server {
-        listener,
-        config,
-        metrics,
-    } = server;
-    let config = Arc::new(config);
-    let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
-    let (stop, stopped) = watch::channel(false);
-    let mut tasks = JoinSet::new();
-    let mut signal = std::pin::pin!(signal);
-    loop {
-        let accepted = tokio::select! {
-            biased;
-            () = &mut signal => break,
-            Some(joined) = tasks.join_next(), if !tasks.is_empty() => {
-                if let Err(e) = joined {
-                    if e.is_panic() {
-                        tracing::error!("connection task panicked");
-                    }
-                }
-                continue;
-            }
-            accepted = accept(&listener, &permits) => accepted,
-        };
-        let (socket, peer, permit) = match accepted {
-            Ok(a) => a,
-            Err(e) => {
-                tracing::warn!(error = %e, "accept failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        let _ = socket.set_nodelay(true);
-        metrics.record_connection_opened();
-        let io = Counted::new(socket, metrics.clone());
-        let conn = Connection::new(
-            io,
-            service.clone(),
-            config.clone(),
-            metrics.clone(),
-            stopped.clone(),
-        );
-        let metrics = metrics.clone();
-        tasks.spawn(async move {
-            if let Err(e) = conn.run().await {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
-            }
-            metrics.record_connection_closed();
-            drop(permit);
-        });
-    }
-    drop(listener);
-    let _ = stop.send(true);
-    let drained = tokio::time::timeout(config.shutdown_timeout, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
-    if drained.is_err() {
-        tracing::warn!(
-            open = tasks.len(),
-            "shutdown deadline passed; closing connections"
-        );
-        tasks.shutdown().await;
-    }
-    Ok(())
-}
-
-async fn accept(
-    listener: &TcpListener,
-    permits: &Arc<Semaphore>,
-) -> io::Result<(
-    tokio::net::TcpStream,
-    SocketAddr,
-    tokio::sync::OwnedSemaphorePermit,
-)> {
-    let permit = permits
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(io::Error::other)?;
-    let (socket, peer) = listener.accept().await?;
-    Ok((socket, peer, permit))
 }
 
 /// Serve one connection over any transport (a Unix socket, a TLS stream, an

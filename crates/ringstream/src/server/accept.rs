@@ -1,0 +1,116 @@
+//! The accept loop: connections up to the cap, one task each, and the
+//! graceful shutdown.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{Request, Response};
+use http_body::Body;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+use tower_service::Service;
+
+use super::conn::Connection;
+use super::counted::Counted;
+use super::Server;
+use crate::body::Incoming;
+use crate::error::{BoxError, Error};
+
+/// Accepts and serves until `signal`, then shuts down gracefully.
+pub(super) async fn run<S, B, F>(server: Server, service: S, signal: F) -> Result<(), Error>
+where
+    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Into<BoxError>,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+    F: Future<Output = ()>,
+{
+    let Server {
+        listener,
+        config,
+        metrics,
+    } = server;
+    let config = Arc::new(config);
+    let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let (stop, stopped) = watch::channel(false);
+    let mut tasks = JoinSet::new();
+    let mut signal = std::pin::pin!(signal);
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            () = &mut signal => break,
+            Some(joined) = tasks.join_next(), if !tasks.is_empty() => {
+                if let Err(e) = joined {
+                    if e.is_panic() {
+                        tracing::error!("connection task panicked");
+                    }
+                }
+                continue;
+            }
+            accepted = accept(&listener, &permits) => accepted,
+        };
+        let (socket, peer, permit) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = socket.set_nodelay(true);
+        metrics.record_connection_opened();
+        let io = Counted::new(socket, metrics.clone());
+        let conn = Connection::new(
+            io,
+            service.clone(),
+            config.clone(),
+            metrics.clone(),
+            stopped.clone(),
+        );
+        let metrics = metrics.clone();
+        tasks.spawn(async move {
+            if let Err(e) = conn.run().await {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+            metrics.record_connection_closed();
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    let drained = tokio::time::timeout(config.shutdown_timeout, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(
+            open = tasks.len(),
+            "shutdown deadline passed; closing connections"
+        );
+        tasks.shutdown().await;
+    }
+    Ok(())
+}
+
+async fn accept(
+    listener: &TcpListener,
+    permits: &Arc<Semaphore>,
+) -> io::Result<(
+    tokio::net::TcpStream,
+    SocketAddr,
+    tokio::sync::OwnedSemaphorePermit,
+)> {
+    let permit = permits
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(io::Error::other)?;
+    let (socket, peer) = listener.accept().await?;
+    Ok((socket, peer, permit))
+}

@@ -17,7 +17,8 @@
 //!
 //! ```no_run
 //! use std::convert::Infallible;
-//! //! use ringstream::server::{self, service_fn, Config};
+//! use std::time::Duration;
+//! use ringstream::server::{self, service_fn, Config};
 //! use ringstream::{Incoming, ResponseStream};
 //!
 //! # async fn run() -> Result<(), ringstream::Error> {

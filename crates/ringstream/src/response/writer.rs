@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::channel::{write_all, End, Shared};
+use crate::error::Error;
 
 /// The handler's side of a streaming response body.
 ///
@@ -72,8 +73,8 @@ impl ResponseWriter {
     ///
     /// # Errors
     ///
-    /// [`io::ErrorKind::BrokenPipe`] if the body has been dropped (the
-    /// client went away) or the body was already ended through
+    /// [`Error::Io`] of kind [`io::ErrorKind::BrokenPipe`] (see
+    /// [`Error::kind`]) if the body has been dropped (the client went away) or the body was already ended through
     /// [`AsyncWrite::poll_shutdown`](tokio::io::AsyncWrite::poll_shutdown).
     ///
     /// # Cancel safety
@@ -98,9 +99,9 @@ impl ResponseWriter {
     /// producer.await.unwrap().unwrap();
     /// # });
     /// ```
-    pub async fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+    pub async fn write_all(&mut self, data: &[u8]) -> Result<(), Error> {
         self.check_open()?;
-        write_all(&self.shared, data).await
+        Ok(write_all(&self.shared, data).await?)
     }
 
     /// Formats `args` and writes the result, so `write!(writer, ...).await`
@@ -122,7 +123,7 @@ impl ResponseWriter {
     ///
     /// # Errors
     ///
-    /// As [`write_all`](Self::write_all), plus an error of kind
+    /// As [`write_all`](Self::write_all), plus an [`Error::Io`] of kind
     /// [`io::ErrorKind::Other`] if a `Display` implementation fails.
     ///
     /// # Cancel safety
@@ -147,7 +148,7 @@ impl ResponseWriter {
     pub fn write_fmt<'a>(
         &'a mut self,
         args: fmt::Arguments<'_>,
-    ) -> impl Future<Output = io::Result<()>> + Send + 'a {
+    ) -> impl Future<Output = Result<(), Error>> + Send + 'a {
         let open = self.check_open();
         self.staging.clear();
         if self.staging.capacity() > self.staging_keep {
@@ -159,7 +160,7 @@ impl ResponseWriter {
         async move {
             open?;
             formatted?;
-            write_all(shared, text).await
+            Ok(write_all(shared, text).await?)
         }
     }
 
@@ -168,7 +169,8 @@ impl ResponseWriter {
     ///
     /// # Errors
     ///
-    /// [`io::ErrorKind::BrokenPipe`] if the body has been dropped.
+    /// [`Error::Io`] of kind [`io::ErrorKind::BrokenPipe`] if the body has
+    /// been dropped.
     ///
     /// # Cancel safety
     ///
@@ -189,8 +191,8 @@ impl ResponseWriter {
     /// reader.await.unwrap().unwrap();
     /// # });
     /// ```
-    pub async fn flush(&mut self) -> io::Result<()> {
-        poll_fn(|cx| self.shared.poll_drained(cx)).await
+    pub async fn flush(&mut self) -> Result<(), Error> {
+        Ok(poll_fn(|cx| self.shared.poll_drained(cx)).await?)
     }
 
     /// Ends the body. The connection sends what is still in the ring, then

@@ -15,8 +15,8 @@ use super::{Config, Metrics, Server};
 use crate::body::Incoming;
 use crate::error::{BoxError, Error};
 
-/// A server about to serve a service, made by [`serve`] or
-/// [`Server::serve`]. It is a future: awaiting (or spawning) it serves
+/// A server about to serve a service, made by [`serve`](super::serve) or
+/// [`Server::serve`](super::Server::serve). It is a future: awaiting (or spawning) it serves
 /// until the process ends.
 ///
 /// Nothing happens until it is first polled, so it can still be
@@ -27,7 +27,7 @@ use crate::error::{BoxError, Error};
 ///
 /// The future never fails in practice: accept errors (such as running out
 /// of file descriptors) are logged and retried. Its error type is the
-/// [`Error`] of [`serve_connection`].
+/// [`Error`] of [`serve_connection`](super::serve_connection).
 #[must_use = "a Serve does nothing until it is awaited"]
 pub struct Serve<S> {
     pub(super) metrics: Arc<Metrics>,

@@ -66,3 +66,8 @@ pub use body::Incoming;
 pub use error::{BoxError, Error};
 pub use response::{ResponseStream, ResponseWriter};
 pub use stream::{Stream, StreamOptions};
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

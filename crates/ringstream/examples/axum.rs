@@ -1,6 +1,6 @@
 //! An axum `Router` served by ringstream's server, unchanged.
 //!
-//! Run with `cargo run --example axum`, then:
+//! Run with `cargo run -p ringstream --example axum`, then:
 //!
 //! ```text
 //! curl http://127.0.0.1:3000/hello/world

@@ -1,6 +1,6 @@
 //! The smallest ringstream server: a page printed into a `ResponseStream`.
 //!
-//! Run with `cargo run --example hello`, then `curl http://127.0.0.1:3000/`.
+//! Run with `cargo run -p ringstream --example hello`, then `curl http://127.0.0.1:3000/`.
 
 use std::convert::Infallible;
 

@@ -1,7 +1,7 @@
 //! A streaming upload: the request body is read block by block as it
 //! arrives and counted, never held whole, whatever its size.
 //!
-//! Run with `cargo run --example upload`, then
+//! Run with `cargo run -p ringstream --example upload`, then
 //! `curl -T some-big-file http://127.0.0.1:3000/`.
 
 use std::convert::Infallible;

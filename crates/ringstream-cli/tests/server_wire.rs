@@ -111,6 +111,139 @@ async fn expect_continue_without_reading_closes() {
     );
 }
 
+/// A service that refuses a body it never reads (413) before the client
+/// was invited: no `100 Continue` ever goes out, the refusal says
+/// `connection: close`, and the server closes without waiting for a body
+/// the client may never send (nor answering a request queued behind it).
+#[tokio::test]
+async fn expect_continue_refused_unread_gets_no_100_and_closes() {
+    let service = service_fn(|req: http::Request<Incoming>| async move {
+        drop(req.into_body());
+        let mut response = http::Response::new(String::from("too large\n"));
+        *response.status_mut() = http::StatusCode::PAYLOAD_TOO_LARGE;
+        Ok::<_, Infallible>(response)
+    });
+    let server = start(service, config()).await;
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    socket
+        .write_all(
+            b"PUT /big HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\
+              Expect: 100-continue\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let all = read_to_close(&mut socket).await;
+    let text = String::from_utf8_lossy(&all);
+    assert!(text.starts_with("HTTP/1.1 413 "), "{text}");
+    assert_eq!(text.matches("HTTP/1.1 ").count(), 1, "{text}");
+    assert!(!text.contains("100 Continue"), "{text}");
+    assert!(text.contains("\r\nconnection: close\r\n"), "{text}");
+    assert!(text.ends_with("\r\n\r\ntoo large\n"), "{text}");
+}
+
+/// A service that still holds the body when it answers (an echo streams
+/// it back) gets the client invited before the final head, exactly once,
+/// and the connection then carries the next request.
+#[tokio::test]
+async fn expect_continue_with_a_held_body_invites_before_the_head() {
+    let server = start_app(config()).await;
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    socket
+        .write_all(
+            b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\
+              Expect: 100-continue\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    let interim = read_response(&mut socket, &mut buf, false).await;
+    assert_eq!(interim.status, 100);
+    socket.write_all(b"hello").await.unwrap();
+    let echoed = read_response(&mut socket, &mut buf, false).await;
+    assert_eq!(echoed.status, 200);
+    assert_eq!(echoed.body, b"hello");
+    assert!(!echoed.closes());
+    socket
+        .write_all(b"GET /bytes/3 HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let next = read_response(&mut socket, &mut buf, false).await;
+    assert_eq!(next.status, 200);
+    assert_eq!(next.body.len(), 3);
+    assert!(buf.is_empty(), "{:?}", String::from_utf8_lossy(&buf));
+}
+
+/// HTTP/1.0 kept alive: a body the service leaves unread is drained, the
+/// answer says `connection: keep-alive` after its length, and the next
+/// request on the same socket is served.
+#[tokio::test]
+async fn http10_keep_alive_survives_an_unread_body() {
+    let server = start_app(config()).await;
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    let mut buf = Vec::new();
+    socket
+        .write_all(
+            b"POST /nope HTTP/1.0\r\nConnection: keep-alive\r\n\
+              Content-Length: 4\r\n\r\nabcd",
+        )
+        .await
+        .unwrap();
+    let missing = read_response(&mut socket, &mut buf, false).await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.header("connection"), Some("keep-alive"));
+    assert!(missing.header("content-length").is_some());
+    socket
+        .write_all(b"GET /bytes/5 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        .await
+        .unwrap();
+    let next = read_response(&mut socket, &mut buf, false).await;
+    assert_eq!(next.status, 200);
+    assert_eq!(next.body, b"rings");
+    assert_eq!(next.header("connection"), Some("keep-alive"));
+}
+
+/// RFC 9110 §7.8, §15.2.2: a `101` the service answers to an upgrade
+/// request carries `connection: upgrade` with its `Upgrade`, and nothing
+/// after it is read as HTTP (the server has no new protocol to hand the
+/// connection to, so it closes).
+#[tokio::test]
+async fn switching_protocols_says_upgrade_and_ends_http() {
+    let service = service_fn(|_req: http::Request<Incoming>| async move {
+        let mut response = http::Response::new(String::new());
+        *response.status_mut() = http::StatusCode::SWITCHING_PROTOCOLS;
+        let headers = response.headers_mut();
+        headers.insert(
+            http::header::UPGRADE,
+            http::HeaderValue::from_static("test"),
+        );
+        headers.insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("Upgrade"),
+        );
+        Ok::<_, Infallible>(response)
+    });
+    let server = start(service, config()).await;
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    socket
+        .write_all(
+            b"GET / HTTP/1.1\r\nHost: t\r\nConnection: upgrade\r\nUpgrade: test\r\n\r\n\
+              GET / HTTP/1.1\r\nHost: t\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let all = read_to_close(&mut socket).await;
+    let text = String::from_utf8_lossy(&all);
+    assert!(
+        text.starts_with("HTTP/1.1 101 Switching Protocols\r\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("upgrade: test\r\nconnection: upgrade\r\n\r\n"),
+        "{text}"
+    );
+    assert_eq!(text.matches("HTTP/1.1 ").count(), 1, "{text}");
+}
+
 /// RFC 9110 §9.3.2: HEAD gets the GET's headers and no body.
 #[tokio::test]
 async fn head_gets_headers_without_body() {
@@ -197,7 +330,6 @@ async fn http10_streaming_body_is_close_delimited() {
     assert!(text.ends_with("0\r\n\r\n"), "{text}");
 }
 
-/// RFC 9112 §3.2.2: absolute-form targets are accepted.
 /// A service that answers with `Connection: close` (among few fields or
 /// many) gets exactly one `connection: close` and the connection closes.
 #[tokio::test]
@@ -237,6 +369,7 @@ async fn a_close_asked_by_the_service_closes_the_connection() {
     }
 }
 
+/// RFC 9112 §3.2.2: absolute-form targets are accepted.
 #[tokio::test]
 async fn absolute_form_target_is_served() {
     let server = start_app(config()).await;

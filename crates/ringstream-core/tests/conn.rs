@@ -285,3 +285,42 @@ fn encoder_frames_every_framing() {
     assert!(close.is_close_delimited() && close.sends_body());
     assert_eq!(close.encode(1 << 20).unwrap().len(), 0);
 }
+
+/// RFC 9110 §7.8: a `101` that switches protocols carries `Connection:
+/// upgrade` along with `Upgrade` (a WebSocket client fails the handshake
+/// without it, RFC 6455 §4.1), and after it the connection no longer
+/// carries HTTP requests.
+#[test]
+fn switching_protocols_keeps_connection_upgrade_and_ends_http() {
+    let mut e = exchange(
+        b"GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+    );
+    assert!(e.is_upgrade());
+    let fields: &[(&[u8], &[u8])] = &[(b"upgrade", b"websocket"), (b"connection", b"Upgrade")];
+    let (head, encoder) = head_of(&mut e, 101, fields, None);
+    assert_eq!(
+        head,
+        "HTTP/1.1 101 Switching Protocols\r\ndate: Sun, 06 Nov 1994 08:49:37 GMT\r\n\
+         upgrade: websocket\r\nconnection: upgrade\r\n\r\n"
+    );
+    assert!(!encoder.sends_body());
+    assert_eq!(e.after_response(true, 0), Next::Close);
+
+    // The plain head writer keeps the option too.
+    let mut out = Vec::new();
+    ringstream_core::h1::write_response_head(
+        &mut out,
+        &ResponseHead::new(101),
+        fields.iter().copied(),
+        ResponseFraming::NoBody {
+            content_length: None,
+        },
+        false,
+    )
+    .unwrap();
+    assert!(
+        out.ends_with(b"upgrade: websocket\r\nconnection: upgrade\r\n\r\n"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+}

@@ -128,7 +128,8 @@ pub enum Next {
         /// Most body bytes to read and discard (bytes).
         limit: u64,
     },
-    /// Close the connection.
+    /// Read no further request: close the connection (after a `101`, the
+    /// new protocol takes it over, or it is closed).
     Close,
 }
 
@@ -264,6 +265,11 @@ impl Exchange {
     /// `transfer-encoding: chunked`; `connection: close`, or
     /// `connection: keep-alive` for an HTTP/1.0 client kept alive).
     ///
+    /// A `101 (Switching Protocols)` ends HTTP on the connection
+    /// ([`after_response`](Self::after_response) says [`Next::Close`]); when
+    /// a `Connection` field among `fields` lists `upgrade`, its head says
+    /// `connection: upgrade` (RFC 9110 §7.8) instead of `connection: close`.
+    ///
     /// # Errors
     ///
     /// Those of [`write_response_head`](super::write_response_head); `out` is
@@ -282,8 +288,11 @@ impl Exchange {
         let version = self.version;
         let is_head = self.is_head;
         let mut framing = None;
+        // After a `101` the connection carries the new protocol, never
+        // another HTTP request (RFC 9110 §15.2.2).
+        let switching = head.status == 101;
         write_head_with(out, head, fields, |seen| {
-            keep_alive &= !seen.close;
+            keep_alive &= !seen.close && !switching;
             let f = super::response_framing(
                 is_head,
                 head.status,
@@ -292,7 +301,9 @@ impl Exchange {
             );
             keep_alive &= !f.requires_close();
             framing = Some(f);
-            let connection: &[u8] = if !keep_alive {
+            let connection: &[u8] = if switching && seen.upgrade {
+                b"upgrade"
+            } else if !keep_alive {
                 b"close"
             } else if version == Version::Http10 {
                 b"keep-alive"
@@ -331,6 +342,8 @@ impl Exchange {
 pub(crate) struct ResponseFields {
     /// A `Connection` field lists `close`.
     pub(crate) close: bool,
+    /// A `Connection` field lists `upgrade`.
+    pub(crate) upgrade: bool,
     /// The value of a valid `Content-Length` field.
     pub(crate) content_length: Option<u64>,
 }
@@ -341,7 +354,10 @@ impl ResponseFields {
     pub(crate) fn note(&mut self, name: &[u8], value: &[u8]) -> bool {
         match name.len() {
             10 if name.eq_ignore_ascii_case(b"connection") => {
-                self.close |= list(value).any(|t| t.eq_ignore_ascii_case(b"close"));
+                for token in list(value) {
+                    self.close |= token.eq_ignore_ascii_case(b"close");
+                    self.upgrade |= token.eq_ignore_ascii_case(b"upgrade");
+                }
                 true
             }
             14 if name.eq_ignore_ascii_case(b"content-length") => {

@@ -8,7 +8,7 @@
 //! - `conn`: the connection rules of one exchange ([`Exchange`]):
 //!   keep-alive or close, `100 Continue`, draining an unread body, upgrade.
 //!
-//! The types shared by all three live here.
+//! The types these modules share live here.
 
 pub mod head;
 pub use head::{Field, HeadParser, RequestHead, TargetForm, MAX_FIELDS};

@@ -85,7 +85,8 @@ impl<'a> ResponseHead<'a> {
 /// `fields`, the framing field for `framing` (`content-length: N` or
 /// `transfer-encoding: chunked`), `connection: close` when `close` is set,
 /// the framing is close-delimited or a `Connection` field among `fields`
-/// lists `close`, and the empty line.
+/// lists `close` (`connection: upgrade` instead for a `101` whose
+/// `Connection` field lists `upgrade`, RFC 9110 §7.8), and the empty line.
 ///
 /// The framing and connection fields are owned by this function: any
 /// `Content-Length`, `Transfer-Encoding` or `Connection` among `fields` is
@@ -130,7 +131,14 @@ where
 {
     write_head_with(out, head, fields, |seen| {
         let close = close || seen.close || framing.requires_close();
-        (framing, if close { &b"close"[..] } else { b"" })
+        let connection: &[u8] = if head.status == 101 && seen.upgrade {
+            b"upgrade"
+        } else if close {
+            b"close"
+        } else {
+            b""
+        };
+        (framing, connection)
     })
 }
 

@@ -96,6 +96,13 @@ fn framing_fields_are_owned_by_the_writer() {
     );
     assert_eq!(encoder.encode(8), Err(Error::BodyOverflow));
 
+    // The first Content-Length counts; a later one does not override it.
+    let mut e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    let twice: &[(&[u8], &[u8])] = &[(b"content-length", b"3"), (b"Content-Length", b"9")];
+    let (head, _) = head_of(&mut e, 200, twice, None);
+    assert!(head.ends_with("content-length: 3\r\n\r\n"), "{head}");
+    assert_eq!(head.matches("ontent-").count(), 1, "{head}");
+
     // No length at all: chunked on HTTP/1.1.
     let mut e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
     let (head, _) = head_of(&mut e, 200, &[(b"content-length", b"x")], None);

@@ -344,8 +344,10 @@ pub(crate) struct ResponseFields {
     pub(crate) close: bool,
     /// A `Connection` field lists `upgrade`.
     pub(crate) upgrade: bool,
-    /// The value of a valid `Content-Length` field.
+    /// The value of the first `Content-Length` field, if it is valid.
     pub(crate) content_length: Option<u64>,
+    /// A `Content-Length` field was seen (later ones are ignored).
+    length_seen: bool,
 }
 
 impl ResponseFields {
@@ -361,7 +363,10 @@ impl ResponseFields {
                 true
             }
             14 if name.eq_ignore_ascii_case(b"content-length") => {
-                self.content_length = super::head::parse_decimal(value);
+                if !self.length_seen {
+                    self.length_seen = true;
+                    self.content_length = super::head::parse_decimal(value);
+                }
                 true
             }
             17 => name.eq_ignore_ascii_case(b"transfer-encoding"),

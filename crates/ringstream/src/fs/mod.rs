@@ -40,12 +40,11 @@
 // 4. `ranges`: the part of the file to send (`Range`, `If-Range`);
 // 5. `response`: the headers and the streaming `FileBody`.
 //
-// `path`, `negotiate` and `date` parse request bytes; they know nothing of
-// the file system.
+// `path` maps a target onto the root; the meaning of the validators, ranges
+// and `Accept-Encoding` comes from the core (`ringstream_core::h1::negotiate`,
+// `parse_http_date`): nothing here parses header syntax.
 mod body;
-mod date;
 mod mime;
-mod negotiate;
 mod path;
 mod ranges;
 mod resolve;

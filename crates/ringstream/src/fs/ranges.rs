@@ -3,11 +3,11 @@
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Response, StatusCode};
 
-use super::negotiate::{self, RangeRequest};
 use super::response::text;
 use super::validators::if_range_allows;
 use super::variant::Selected;
 use super::FileBody;
+use ringstream_core::h1::negotiate::{self, RangeRequest};
 
 /// The bytes of the file a response carries.
 pub(crate) struct Span {

@@ -7,7 +7,7 @@ use std::time::UNIX_EPOCH;
 use http::header::{self, HeaderMap, HeaderName};
 
 use super::variant::Selected;
-use super::{date, negotiate};
+use ringstream_core::h1::{negotiate, parse_http_date};
 
 /// The strong entity-tag of a file, `"<inode>-<size>-<mtime in ns>"` in
 /// hex, and its modification time in seconds since the Unix epoch (if the
@@ -75,7 +75,7 @@ pub(crate) fn preconditions(headers: &HeaderMap, selected: &Selected) -> Precond
 fn single_date(headers: &HeaderMap, name: &HeaderName) -> Option<i64> {
     let mut values = headers.get_all(name).iter();
     match (values.next(), values.next()) {
-        (Some(value), None) => date::parse_http_date(value.as_bytes()),
+        (Some(value), None) => parse_http_date(value.as_bytes()),
         _ => None,
     }
 }
@@ -89,7 +89,7 @@ pub(crate) fn if_range_allows(headers: &HeaderMap, selected: &Selected) -> bool 
     if bytes.starts_with(b"\"") || bytes.starts_with(b"W/") {
         return negotiate::if_range_tag_matches(bytes, &selected.etag);
     }
-    match (date::parse_http_date(bytes), selected.last_modified) {
+    match (parse_http_date(bytes), selected.last_modified) {
         (Some(date), Some(modified)) => i64::try_from(modified).is_ok_and(|m| m == date),
         _ => false,
     }

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use http::header::{self, HeaderMap, HeaderValue};
 
-use super::negotiate::{self, Encoding};
 use super::resolve::{regular_file_in, Target};
 use super::{validators, Settings};
+use ringstream_core::h1::negotiate::{self, ContentCoding};
 
 /// A file chosen to answer the request, open and measured.
 pub(crate) struct Selected {
@@ -23,14 +23,14 @@ pub(crate) struct Selected {
     pub(crate) last_modified: Option<u64>,
     /// The content coding of a precompressed variant; `None` for the file
     /// itself.
-    pub(crate) encoding: Option<Encoding>,
+    pub(crate) encoding: Option<ContentCoding>,
     /// Whether the file has a variant on disk (chosen or not), so the
-    /// response depends on `Accept-Encoding` and says so with `Vary`.
+    /// response depends on `Accept-ContentCoding` and says so with `Vary`.
     pub(crate) has_variant: bool,
 }
 
 /// Chooses and opens the representation of `target`: the variant with the
-/// best rank in `Accept-Encoding` among those enabled in `settings` that
+/// best rank in `Accept-ContentCoding` among those enabled in `settings` that
 /// exist as regular files below the root, or else the file itself.
 pub(crate) async fn select(
     settings: &Settings,
@@ -41,7 +41,7 @@ pub(crate) async fn select(
     let mut has_variant = false;
     let mut variant = None;
     if !offered.is_empty() {
-        let acceptable = negotiate::acceptable_encodings(
+        let acceptable = negotiate::acceptable_codings(
             headers
                 .get(header::ACCEPT_ENCODING)
                 .map(HeaderValue::as_bytes),
@@ -71,20 +71,20 @@ pub(crate) async fn select(
 }
 
 /// The codings enabled in `settings`, Brotli first (it wins ties).
-fn offered(settings: &Settings) -> Vec<Encoding> {
+fn offered(settings: &Settings) -> Vec<ContentCoding> {
     let mut offered = Vec::with_capacity(2);
     if settings.br {
-        offered.push(Encoding::Br);
+        offered.push(ContentCoding::Br);
     }
     if settings.gzip {
-        offered.push(Encoding::Gzip);
+        offered.push(ContentCoding::Gzip);
     }
     offered
 }
 
 /// Opens `path` and takes its length and validators from the open file, so
 /// they describe the bytes that will be read.
-async fn open(path: &Path, encoding: Option<Encoding>) -> io::Result<Selected> {
+async fn open(path: &Path, encoding: Option<ContentCoding>) -> io::Result<Selected> {
     let file = tokio::fs::File::open(path).await?;
     let meta = file.metadata().await?;
     if !meta.is_file() {

@@ -1,8 +1,11 @@
-//! Request-header logic for static files: entity-tag lists (RFC 9110
-//! §8.8.3, §13.1), byte ranges (§14) and `Accept-Encoding` (§12.5.3).
-//!
-//! Everything here works on header bytes and numbers only, so it is tested
-//! without a file system.
+//! Conditional and range requests and content negotiation, on header bytes:
+//! entity-tag lists (RFC 9110 §8.8.3, §13.1), byte ranges (§14) and
+//! `Accept-Encoding` (§12.5.3). A static-file responder asks these what a
+//! request's validators and preferences mean for one representation.
+
+use alloc::vec::Vec;
+
+use super::head::{list, parse_decimal};
 
 /// One entity-tag from a list: its opaque part (quotes included) and
 /// whether it carried the `W/` weakness prefix.
@@ -19,7 +22,18 @@ struct EntityTag<'a> {
 /// comparison (§8.8.3.2) the `W/` prefixes are ignored; with strong
 /// comparison a weak member never matches. A malformed list matches
 /// nothing.
-pub(crate) fn etag_list_matches(value: &[u8], ours: &str, weak: bool) -> bool {
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::negotiate::etag_list_matches;
+///
+/// let ours = "\"v2\"";
+/// assert!(etag_list_matches(b"\"v1\", W/\"v2\"", ours, true));
+/// assert!(!etag_list_matches(b"W/\"v2\"", ours, false));
+/// assert!(etag_list_matches(b"*", ours, false));
+/// ```
+pub fn etag_list_matches(value: &[u8], ours: &str, weak: bool) -> bool {
     let value = value.trim_ascii();
     if value == b"*" {
         return true;
@@ -47,7 +61,16 @@ pub(crate) fn etag_list_matches(value: &[u8], ours: &str, weak: bool) -> bool {
 
 /// Whether an `If-Range` value that is an entity-tag strongly matches
 /// `ours` (RFC 9110 §13.1.5: a weak tag never matches).
-pub(crate) fn if_range_tag_matches(value: &[u8], ours: &str) -> bool {
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::negotiate::if_range_tag_matches;
+///
+/// assert!(if_range_tag_matches(b"\"v2\"", "\"v2\""));
+/// assert!(!if_range_tag_matches(b"W/\"v2\"", "\"v2\""));
+/// ```
+pub fn if_range_tag_matches(value: &[u8], ours: &str) -> bool {
     match entity_tag(value.trim_ascii()) {
         Some((tag, rest)) => rest.is_empty() && !tag.weak && tag.opaque == ours.as_bytes(),
         None => false,
@@ -90,8 +113,16 @@ fn entity_tag(s: &[u8]) -> Option<(EntityTag<'_>, &[u8])> {
 }
 
 /// What a `Range` header asks of a representation of a known length.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::negotiate::{parse_range, RangeRequest};
+///
+/// assert_eq!(parse_range(b"items=1-2", 10), RangeRequest::Full);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RangeRequest {
+pub enum RangeRequest {
     /// Serve the whole representation with `200`: the header is absent,
     /// malformed, uses another unit, or lists more than one range.
     Full,
@@ -116,7 +147,18 @@ pub(crate) enum RangeRequest {
 /// clamped to the last byte; `bytes=-n` selects the last `n` bytes (all of
 /// them when `n` exceeds the length); a first position at or past the end,
 /// or `bytes=-0`, is unsatisfiable.
-pub(crate) fn parse_range(value: &[u8], len: u64) -> RangeRequest {
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::negotiate::{parse_range, RangeRequest};
+///
+/// assert_eq!(parse_range(b"bytes=0-99", 1000), RangeRequest::Partial { start: 0, end: 99 });
+/// assert_eq!(parse_range(b"bytes=-10", 1000), RangeRequest::Partial { start: 990, end: 999 });
+/// assert_eq!(parse_range(b"bytes=2000-", 1000), RangeRequest::Unsatisfiable);
+/// assert_eq!(parse_range(b"bytes=0-1, 5-6", 1000), RangeRequest::Full);
+/// ```
+pub fn parse_range(value: &[u8], len: u64) -> RangeRequest {
     let value = value.trim_ascii();
     let Some(eq) = value.iter().position(|&b| b == b'=') else {
         return RangeRequest::Full;
@@ -130,10 +172,7 @@ pub(crate) fn parse_range(value: &[u8], len: u64) -> RangeRequest {
     }
     // Empty list elements are allowed by the list syntax; more than one real
     // range means "whole file".
-    let mut specs = set
-        .split(|&b| b == b',')
-        .map(<[u8]>::trim_ascii)
-        .filter(|s| !s.is_empty());
+    let mut specs = list(set).filter(|s| !s.is_empty());
     let (Some(spec), None) = (specs.next(), specs.next()) else {
         return RangeRequest::Full;
     };
@@ -149,7 +188,7 @@ pub(crate) fn parse_range(value: &[u8], len: u64) -> RangeRequest {
 fn byte_range(first: &[u8], last: &[u8], len: u64) -> RangeRequest {
     match (first.is_empty(), last.is_empty()) {
         // "-n": suffix range.
-        (true, false) => match number(last) {
+        (true, false) => match parse_decimal(last) {
             Some(0) => RangeRequest::Unsatisfiable,
             Some(_) if len == 0 => RangeRequest::Unsatisfiable,
             Some(n) => RangeRequest::Partial {
@@ -159,7 +198,7 @@ fn byte_range(first: &[u8], last: &[u8], len: u64) -> RangeRequest {
             None => RangeRequest::Full,
         },
         // "a-": from a to the end.
-        (false, true) => match number(first) {
+        (false, true) => match parse_decimal(first) {
             Some(a) if a >= len => RangeRequest::Unsatisfiable,
             Some(a) => RangeRequest::Partial {
                 start: a,
@@ -168,7 +207,7 @@ fn byte_range(first: &[u8], last: &[u8], len: u64) -> RangeRequest {
             None => RangeRequest::Full,
         },
         // "a-b"
-        (false, false) => match (number(first), number(last)) {
+        (false, false) => match (parse_decimal(first), parse_decimal(last)) {
             (Some(a), Some(b)) if a <= b => {
                 if a >= len {
                     RangeRequest::Unsatisfiable
@@ -185,40 +224,39 @@ fn byte_range(first: &[u8], last: &[u8], len: u64) -> RangeRequest {
     }
 }
 
-/// A non-empty run of ASCII digits that fits in a `u64`.
-fn number(s: &[u8]) -> Option<u64> {
-    if s.is_empty() || s.len() > 20 {
-        return None;
-    }
-    s.iter().try_fold(0u64, |acc, &b| {
-        let d = u64::from(b.checked_sub(b'0').filter(|d| *d <= 9)?);
-        acc.checked_mul(10)?.checked_add(d)
-    })
-}
-
-/// A precompressed variant a file may have next to it.
+/// A content coding a precompressed variant of a representation may use.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::negotiate::ContentCoding;
+///
+/// assert_eq!(ContentCoding::Br.token(), "br");
+/// assert_eq!(ContentCoding::Gzip.suffix(), ".gz");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Encoding {
+pub enum ContentCoding {
     /// Brotli, `FILE.br`.
     Br,
     /// gzip, `FILE.gz`.
     Gzip,
 }
 
-impl Encoding {
+impl ContentCoding {
     /// The `Content-Encoding` token.
-    pub(crate) const fn token(self) -> &'static str {
+    pub const fn token(self) -> &'static str {
         match self {
-            Encoding::Br => "br",
-            Encoding::Gzip => "gzip",
+            ContentCoding::Br => "br",
+            ContentCoding::Gzip => "gzip",
         }
     }
 
-    /// The file-name suffix of the variant.
-    pub(crate) const fn suffix(self) -> &'static str {
+    /// The conventional file-name suffix of a variant precompressed with
+    /// this coding.
+    pub const fn suffix(self) -> &'static str {
         match self {
-            Encoding::Br => ".br",
-            Encoding::Gzip => ".gz",
+            ContentCoding::Br => ".br",
+            ContentCoding::Gzip => ".gz",
         }
     }
 }
@@ -231,14 +269,26 @@ impl Encoding {
 /// so a client that says nothing gets the identity file. Weight 0, or a
 /// malformed weight, rules a coding out. Higher weight wins; on a tie Brotli
 /// comes first, as it is the smaller of the two.
-pub(crate) fn acceptable_encodings(accept: Option<&[u8]>, offered: &[Encoding]) -> Vec<Encoding> {
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::negotiate::{acceptable_codings, ContentCoding};
+///
+/// let offered = [ContentCoding::Gzip, ContentCoding::Br];
+/// let accept = b"gzip;q=0.8, br";
+/// assert_eq!(acceptable_codings(Some(accept), &offered), [ContentCoding::Br, ContentCoding::Gzip]);
+/// assert!(acceptable_codings(None, &offered).is_empty());
+/// assert!(acceptable_codings(Some(b"br;q=0"), &[ContentCoding::Br]).is_empty());
+/// ```
+pub fn acceptable_codings(accept: Option<&[u8]>, offered: &[ContentCoding]) -> Vec<ContentCoding> {
     let Some(accept) = accept else {
         return Vec::new();
     };
     let mut star = None;
     let mut br = None;
     let mut gzip = None;
-    for item in accept.split(|&b| b == b',') {
+    for item in list(accept) {
         let mut parts = item.split(|&b| b == b';');
         let coding = parts.next().unwrap_or_default().trim_ascii();
         if coding.is_empty() {
@@ -267,12 +317,12 @@ pub(crate) fn acceptable_encodings(accept: Option<&[u8]>, offered: &[Encoding]) 
         // Repeated codings: keep the most permissive weight.
         *slot = Some(slot.map_or(weight, |w: u16| w.max(weight)));
     }
-    let mut chosen: Vec<(Encoding, u16)> = offered
+    let mut chosen: Vec<(ContentCoding, u16)> = offered
         .iter()
         .filter_map(|&e| {
             let own = match e {
-                Encoding::Br => br,
-                Encoding::Gzip => gzip,
+                ContentCoding::Br => br,
+                ContentCoding::Gzip => gzip,
             };
             let w = own.or(star).unwrap_or(0);
             (w > 0).then_some((e, w))
@@ -282,10 +332,10 @@ pub(crate) fn acceptable_encodings(accept: Option<&[u8]>, offered: &[Encoding]) 
     chosen.into_iter().map(|(e, _)| e).collect()
 }
 
-fn rank(e: Encoding) -> u8 {
+fn rank(e: ContentCoding) -> u8 {
     match e {
-        Encoding::Br => 0,
-        Encoding::Gzip => 1,
+        ContentCoding::Br => 0,
+        ContentCoding::Gzip => 1,
     }
 }
 
@@ -313,6 +363,8 @@ fn qvalue(q: &[u8]) -> Option<u16> {
 
 #[cfg(test)]
 mod tests {
+    use alloc::vec;
+
     use super::*;
 
     const TAG: &str = "\"1a-2b-3c\"";
@@ -424,10 +476,10 @@ mod tests {
 
     #[test]
     fn accept_encoding_weights() {
-        use Encoding::*;
+        use ContentCoding::*;
         let both = [Br, Gzip];
-        let a = |s: &str| acceptable_encodings(Some(s.as_bytes()), &both);
-        assert_eq!(acceptable_encodings(None, &both), vec![]);
+        let a = |s: &str| acceptable_codings(Some(s.as_bytes()), &both);
+        assert_eq!(acceptable_codings(None, &both), vec![]);
         assert_eq!(a("gzip"), vec![Gzip]);
         assert_eq!(a("gzip, deflate, br"), vec![Br, Gzip]);
         assert_eq!(a("gzip;q=1.0, br;q=0.5"), vec![Gzip, Br]);
@@ -440,7 +492,7 @@ mod tests {
         assert_eq!(a("gzip;q=2"), vec![]);
         assert_eq!(a("gzip;q=0.1234"), vec![]);
         assert_eq!(a("identity"), vec![]);
-        assert_eq!(acceptable_encodings(Some(b"br, gzip"), &[Gzip]), vec![Gzip]);
+        assert_eq!(acceptable_codings(Some(b"br, gzip"), &[Gzip]), vec![Gzip]);
     }
 
     #[test]

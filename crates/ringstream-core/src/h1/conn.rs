@@ -162,6 +162,7 @@ pub struct Exchange {
 
 impl Exchange {
     /// The rules for the exchange that `head` starts.
+    #[inline]
     pub fn new(head: &RequestHead<'_>) -> Exchange {
         let expect = if head.expect_continue && !head.framing.is_empty() {
             Continue::Due
@@ -179,39 +180,46 @@ impl Exchange {
     }
 
     /// The request's HTTP version.
+    #[inline]
     pub const fn version(&self) -> Version {
         self.version
     }
 
     /// How the request body is delimited.
+    #[inline]
     pub const fn body_framing(&self) -> BodyFraming {
         self.framing
     }
 
     /// Whether the request asks to switch protocols (RFC 9110 §7.8): HTTP/1.1
     /// with `Upgrade` and `Connection: upgrade`.
+    #[inline]
     pub const fn is_upgrade(&self) -> bool {
         self.upgrade
     }
 
     /// Whether the connection may still carry another request.
+    #[inline]
     pub const fn is_keep_alive(&self) -> bool {
         self.keep_alive
     }
 
     /// The decoder for the request body (RFC 9112 §6.3).
+    #[inline]
     pub fn decoder(&self, limits: Limits) -> Decoder {
         Decoder::new(self.framing, limits)
     }
 
     /// Close the connection after this exchange (for instance because the
     /// server is shutting down).
+    #[inline]
     pub fn close(&mut self) {
         self.keep_alive = false;
     }
 
     /// The request body is about to be read for the first time: the bytes to
     /// send before reading ([`CONTINUE`] when the client waits for it), once.
+    #[inline]
     pub fn body_wanted(&mut self) -> Option<&'static [u8]> {
         if self.expect == Continue::Due {
             self.expect = Continue::Sent;
@@ -230,6 +238,7 @@ impl Exchange {
     /// connection will close. A body dropped unread with more than
     /// `drain_limit` bytes announced also closes the connection, and the
     /// response head says so.
+    #[inline]
     pub fn continue_before_head(
         &mut self,
         body: BodyState,
@@ -323,6 +332,7 @@ impl Exchange {
     /// After the response: keep the connection, drain the rest of the
     /// request body (at most `drain_limit` bytes) first, or close.
     /// `body_complete` says whether the request body was read to its end.
+    #[inline]
     pub fn after_response(&self, body_complete: bool, drain_limit: u64) -> Next {
         if !self.keep_alive {
             Next::Close
@@ -353,6 +363,7 @@ pub(crate) struct ResponseFields {
 impl ResponseFields {
     /// Takes note of one field the head writer skipped; `true` if it is a
     /// framing or connection field (which the writer must not copy).
+    #[inline]
     pub(crate) fn note(&mut self, name: &[u8], value: &[u8]) -> bool {
         match name.len() {
             10 if name.eq_ignore_ascii_case(b"connection") => {

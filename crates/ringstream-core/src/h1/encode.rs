@@ -156,6 +156,7 @@ impl LengthEncoder {
     ///
     /// [`Error::BodyOverflow`] if `n` exceeds the bytes remaining; nothing is
     /// accounted then, so the caller must not send those bytes.
+    #[inline]
     pub fn encode(&mut self, n: usize) -> Result<(), Error> {
         let n = u64::try_from(n).map_err(|_| Error::BodyOverflow)?;
         self.remaining = self.remaining.checked_sub(n).ok_or(Error::BodyOverflow)?;
@@ -373,6 +374,7 @@ enum EncoderKind {
 
 impl Encoder {
     /// The encoder for a body framed as `framing`.
+    #[inline]
     pub const fn new(framing: ResponseFraming) -> Encoder {
         let kind = match framing {
             ResponseFraming::Length(n) => EncoderKind::Length(LengthEncoder::new(n)),
@@ -384,11 +386,13 @@ impl Encoder {
     }
 
     /// Whether body bytes are sent at all (not for `HEAD`, `204`, `304`).
+    #[inline]
     pub const fn sends_body(&self) -> bool {
         !matches!(self.kind, EncoderKind::NoBody)
     }
 
     /// Whether the body ends by closing the connection.
+    #[inline]
     pub const fn is_close_delimited(&self) -> bool {
         matches!(self.kind, EncoderKind::CloseDelimited)
     }
@@ -403,6 +407,7 @@ impl Encoder {
     /// [`Error::BodyOverflow`] for more bytes than a `Content-Length` body
     /// announced, or for any byte of a body that is not sent; nothing is
     /// accounted then, so the caller must not send those bytes.
+    #[inline]
     pub fn encode(&mut self, len: usize) -> Result<BodyFrame, Error> {
         let empty = BodyFrame {
             prefix: None,
@@ -463,17 +468,20 @@ pub struct BodyFrame {
 
 impl BodyFrame {
     /// The bytes to send before the data (a chunk-size line, or nothing).
+    #[inline]
     pub fn prefix(&self) -> &[u8] {
         self.prefix.as_ref().map_or(&[][..], ChunkPrefix::as_bytes)
     }
 
     /// The bytes to send after the data (CRLF after a chunk, or nothing).
+    #[inline]
     pub const fn suffix(&self) -> &'static [u8] {
         self.suffix
     }
 
     /// The framing bytes in all, prefix and suffix.
     #[allow(clippy::len_without_is_empty)]
+    #[inline]
     pub fn len(&self) -> usize {
         self.prefix().len() + self.suffix.len()
     }

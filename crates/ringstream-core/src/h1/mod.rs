@@ -83,12 +83,14 @@ pub enum BodyFraming {
 
 impl BodyFraming {
     /// Whether the framing says the body is empty.
+    #[inline]
     pub const fn is_empty(self) -> bool {
         matches!(self, BodyFraming::None | BodyFraming::Length(0))
     }
 
     /// The body length in bytes, when the framing tells it (`None` is a
     /// length of zero).
+    #[inline]
     pub const fn length(self) -> Option<u64> {
         match self {
             BodyFraming::None => Some(0),

@@ -10,13 +10,13 @@ use std::time::Duration;
 use http::{Request, Response};
 use http_body::Body;
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tower_service::Service;
 
 use super::conn::Connection;
 use super::counted::Counted;
-use super::Server;
+use super::{Metrics, Server};
 use crate::body::Incoming;
 use crate::error::{BoxError, Error};
 
@@ -65,29 +65,45 @@ where
         };
         let _ = socket.set_nodelay(true);
         metrics.record_connection_opened();
-        let io = Counted::new(socket, metrics.clone());
         let conn = Connection::new(
-            io,
+            Counted::new(socket, metrics.clone()),
             service.clone(),
             config.clone(),
             metrics.clone(),
             stopped.clone(),
         );
-        let metrics = metrics.clone();
-        tasks.spawn(async move {
-            if let Err(e) = conn.run().await {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
-            }
-            metrics.record_connection_closed();
-            drop(permit);
-        });
+        tasks.spawn(serve_one(conn, metrics.clone(), peer, permit));
     }
     drop(listener);
     let _ = stop.send(true);
-    let drained = tokio::time::timeout(config.shutdown_timeout, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
+    finish(tasks, config.shutdown_timeout).await;
+    Ok(())
+}
+
+/// Serves one accepted connection to its end, then gives its slot back.
+async fn serve_one<T, S, B>(
+    conn: Connection<T, S>,
+    metrics: Arc<Metrics>,
+    peer: SocketAddr,
+    permit: OwnedSemaphorePermit,
+) where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    S: Service<Request<Incoming>, Response = Response<B>>,
+    S::Error: Into<BoxError>,
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    if let Err(e) = conn.run().await {
+        tracing::debug!(%peer, error = %e, "connection ended with an error");
+    }
+    metrics.record_connection_closed();
+    drop(permit);
+}
+
+/// Lets the connections finish within `grace`, then closes the rest.
+async fn finish(mut tasks: JoinSet<()>, grace: Duration) {
+    let drained =
+        tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
     if drained.is_err() {
         tracing::warn!(
             open = tasks.len(),
@@ -95,7 +111,6 @@ where
         );
         tasks.shutdown().await;
     }
-    Ok(())
 }
 
 async fn accept(

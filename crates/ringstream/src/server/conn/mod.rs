@@ -157,16 +157,8 @@ where
         };
         let (parts, body) = response.into_parts();
         let status = parts.status.as_u16();
-        if self.shutdown.is_stopping() {
-            exchange.close();
-        }
-        if let Some(invitation) =
-            exchange.continue_before_head(pump.state(), self.config.drain_limit)
-        {
-            self.stream.buffer_write(invitation);
-        }
         let length = body.size_hint().exact();
-        let encoder = match self.write_head(&mut exchange, status, &parts.headers, length) {
+        let encoder = match self.start_response(parts, length, &mut exchange, &pump) {
             Ok(encoder) => encoder,
             Err(e) => {
                 tracing::error!(%method, %uri, status, error = %e, "response head rejected");
@@ -174,8 +166,6 @@ where
                 return Ok(false);
             }
         };
-        self.keep_spare_headers(parts.headers);
-        self.metrics.record_status(status);
         let bytes_sent = match self
             .write_body(body, encoder, &mut pump, &mut exchange)
             .await
@@ -204,6 +194,32 @@ where
             micros = started.map_or(0, |at| at.elapsed().as_micros() as u64),
         );
         Ok(keep_alive)
+    }
+
+    /// Everything before the response body: close when the server is
+    /// stopping, invite a waiting client that the service still reads, write
+    /// the head (`body_length`: the body's exact size, if known) and keep
+    /// the response's field map for the next request.
+    fn start_response(
+        &mut self,
+        parts: http::response::Parts,
+        body_length: Option<u64>,
+        exchange: &mut ringstream_core::h1::Exchange,
+        pump: &dispatch::BodyPump,
+    ) -> Result<ringstream_core::h1::Encoder, ringstream_core::Error> {
+        let status = parts.status.as_u16();
+        if self.shutdown.is_stopping() {
+            exchange.close();
+        }
+        if let Some(invitation) =
+            exchange.continue_before_head(pump.state(), self.config.drain_limit)
+        {
+            self.stream.buffer_write(invitation);
+        }
+        let encoder = self.write_head(exchange, status, &parts.headers, body_length)?;
+        self.keep_spare_headers(parts.headers);
+        self.metrics.record_status(status);
+        Ok(encoder)
     }
 }
 

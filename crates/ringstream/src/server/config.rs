@@ -28,9 +28,11 @@ pub struct Config {
     pub limits: Limits,
     /// Buffer sizes of each connection's [`Stream`](crate::Stream).
     pub stream: StreamOptions,
-    /// How long a client may take to send a complete request head once it
-    /// has started one. A slow client (slowloris) gets 408 and is closed.
-    /// Default 10 s.
+    /// How long a client may take to send a complete request head: counted
+    /// from the accept for a connection's first request (a connection that
+    /// sends nothing is closed quietly when it runs out), and from the first
+    /// byte of the head for later ones. A slow client (slowloris) gets 408
+    /// and is closed. Default 10 s.
     pub head_timeout: Duration,
     /// How long an idle keep-alive connection waits for the next request
     /// before it is closed quietly. Default 60 s.

@@ -57,6 +57,9 @@ pub(crate) struct Connection<T, S> {
     /// The last response's (emptied) field map, kept to hold the next
     /// request's fields: one allocation and one free less per request.
     spare_headers: Option<HeaderMap>,
+    /// No request has been read yet: the first one is awaited under the
+    /// head deadline set at the start.
+    awaiting_first: bool,
 }
 
 impl<T, S, B> Connection<T, S>
@@ -85,12 +88,19 @@ where
             date: DateCache::new(),
             timer: Box::pin(sleep_until(tokio::time::Instant::now())),
             spare_headers: None,
+            awaiting_first: true,
         }
     }
 
     /// Serve requests until the peer closes, an error ends the connection,
     /// or the server shuts down.
     pub(crate) async fn run(mut self) -> Result<(), Error> {
+        // A new connection is given the head timeout, not the idle timeout,
+        // to send its first request: a socket that connects and stays
+        // silent holds a slot no longer than a slow head would.
+        let first_deadline = tokio::time::Instant::now() + self.config.head_timeout;
+        self.timer.as_mut().reset(first_deadline);
+        self.awaiting_first = true;
         loop {
             let spans = match self.read_head().await {
                 Ok(spans) => spans,
@@ -100,9 +110,20 @@ where
                     break;
                 }
             };
+            self.awaiting_first = false;
             self.metrics.record_request();
             match self.exchange(spans).await {
-                Ok(true) => continue,
+                Ok(true) => {
+                    // Fair between connections: a pipelining client whose
+                    // next request is already buffered never waits on its
+                    // socket (a read from the socket spends tokio's budget
+                    // by itself), so each such request spends a unit of the
+                    // task's budget and the task yields once it is gone.
+                    if !self.stream.buffered().is_empty() {
+                        tokio::task::consume_budget().await;
+                    }
+                    continue;
+                }
                 Ok(false) => break,
                 Err(e) => {
                     let _ = self.stream.close().await;

@@ -53,14 +53,18 @@ where
                 // Part of a head: from now on the head timeout applies
                 // (set only here, so a head that arrives whole costs no
                 // timer update).
+                // The first request of a connection keeps the deadline
+                // counted from the accept.
                 if !head_started {
                     head_started = true;
-                    let deadline = tokio::time::Instant::now() + self.config.head_timeout;
-                    self.timer.as_mut().reset(deadline);
+                    if !self.awaiting_first {
+                        let deadline = tokio::time::Instant::now() + self.config.head_timeout;
+                        self.timer.as_mut().reset(deadline);
+                    }
                 }
             }
             let idle = !head_started;
-            if idle {
+            if idle && !self.awaiting_first {
                 self.push_back_idle_deadline();
             }
             let Connection {

@@ -1,0 +1,122 @@
+//! No client holds the server for itself: a silent new connection is closed
+//! at the head deadline, and a pipelining client yields to the others.
+
+mod common;
+
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{read_response, read_to_close, start};
+use http::{Request, Response};
+use ringstream::server::{service_fn, Config};
+use ringstream::Incoming;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::sync::Notify;
+
+fn hello() -> impl tower_service::Service<
+    Request<Incoming>,
+    Response = Response<String>,
+    Error = Infallible,
+    Future = impl Send,
+> + Clone
+       + Send
+       + 'static {
+    service_fn(|_req: Request<Incoming>| async {
+        Ok::<_, Infallible>(Response::new(String::from("hello")))
+    })
+}
+
+/// A connection that never sends a byte holds its slot for the head
+/// timeout, not the idle timeout, and is closed without an answer.
+#[tokio::test]
+async fn silent_new_connection_is_closed_at_the_head_deadline() {
+    let config = Config {
+        head_timeout: Duration::from_millis(300),
+        idle_timeout: Duration::from_secs(30),
+        ..Config::default()
+    };
+    let server = start(hello(), config).await;
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    let started = Instant::now();
+    let rest = tokio::time::timeout(Duration::from_secs(10), read_to_close(&mut socket))
+        .await
+        .expect("closed within the head timeout, not the idle timeout");
+    assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "closed after {:?}",
+        started.elapsed()
+    );
+}
+
+/// Between requests the idle timeout applies: a kept-alive connection
+/// outlives the head timeout.
+#[tokio::test]
+async fn a_kept_alive_connection_waits_the_idle_timeout() {
+    let config = Config {
+        head_timeout: Duration::from_millis(200),
+        idle_timeout: Duration::from_secs(20),
+        ..Config::default()
+    };
+    let server = start(hello(), config).await;
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    let mut buf = Vec::new();
+    for _ in 0..2 {
+        socket
+            .write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            .await
+            .unwrap();
+        let response = read_response(&mut socket, &mut buf, false).await;
+        assert_eq!(response.status, 200);
+        // Longer than the head timeout, well within the idle timeout.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+    }
+}
+
+/// A client with thousands of requests in flight does not starve another:
+/// on one thread, the other client is answered while the pipeline is still
+/// being served, not after it.
+#[tokio::test]
+async fn a_pipelining_client_yields_to_another() {
+    const PIPELINED: usize = 4000;
+    let flood_served = Arc::new(AtomicUsize::new(0));
+    let probe_saw = Arc::new(AtomicUsize::new(usize::MAX));
+    let started = Arc::new(Notify::new());
+    let service = {
+        let (flood_served, probe_saw, started) =
+            (flood_served.clone(), probe_saw.clone(), started.clone());
+        service_fn(move |req: Request<Incoming>| {
+            if req.uri().path() == "/probe" {
+                probe_saw.store(flood_served.load(Ordering::SeqCst), Ordering::SeqCst);
+            } else if flood_served.fetch_add(1, Ordering::SeqCst) == 0 {
+                started.notify_one();
+            }
+            async { Ok::<_, Infallible>(Response::new(String::from("hello"))) }
+        })
+    };
+    let server = start(service, Config::default()).await;
+    let mut flood = TcpStream::connect(server.addr).await.unwrap();
+    let mut probe = TcpStream::connect(server.addr).await.unwrap();
+    flood
+        .write_all(&b"GET /flood HTTP/1.1\r\nHost: t\r\n\r\n".repeat(PIPELINED))
+        .await
+        .unwrap();
+    // Once the server is busy with the pipeline, the other client asks.
+    started.notified().await;
+    probe
+        .write_all(b"GET /probe HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    let response = read_response(&mut probe, &mut buf, false).await;
+    assert_eq!(response.status, 200);
+    let before = probe_saw.load(Ordering::SeqCst);
+    assert!(
+        before < PIPELINED,
+        "the other client was answered only after all {before} pipelined requests"
+    );
+    drop(flood);
+}

@@ -98,41 +98,113 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         app.spawn_ticker();
         let events = app.events().clone();
         let addr = server.local_addr()?;
+        check_open_files(args.max_connections);
+        // Listening for signals starts before the address is announced, so
+        // no signal can arrive unheard.
+        let mut signals = Signals::new();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (force, forced) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            signals.recv().await;
+            tracing::info!("shutting down; a second signal closes every connection now");
+            let _ = stop.send(());
+            signals.recv().await;
+            let _ = force.send(());
+        });
         tracing::info!(%addr, "ringstream listening");
         println!("ringstream listening on http://{addr}");
-        server
+        let serving = server
             .serve(app)
             .with_config(config)
             .with_graceful_shutdown(async move {
-                shutdown_signal().await;
-                tracing::info!("shutting down");
+                let _ = stopped.await;
                 // End the live event streams so their connections can finish.
                 events.close();
-            })
-            .await?;
+            });
+        tokio::select! {
+            served = serving => served?,
+            Ok(()) = forced => {
+                // Dropping the server aborts every connection task.
+                tracing::warn!("second signal: closing every connection now");
+            }
+        }
         Ok(())
     })
 }
 
-/// Ctrl-C, or SIGTERM on Unix.
-async fn shutdown_signal() {
+/// Ctrl-C, and SIGTERM on Unix, heard as many times as they come.
+struct Signals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn new() -> Signals {
+        Signals {
+            #[cfg(unix)]
+            term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
+        }
+    }
+
+    /// The next Ctrl-C or SIGTERM.
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        if let Some(term) = &mut self.term {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// File descriptors the process needs beside its connections (listener,
+/// runtime, log, static files being served).
+const SPARE_FILES: u64 = 64;
+
+/// Makes room for `max_connections` sockets under the open-file limit:
+/// raises the soft limit towards the hard one if needed, and warns when
+/// the cap still cannot be reached (accepts would fail at the limit).
+// `rlim_t` is `u64` here but not on every Unix: the casts stay.
+#[allow(clippy::unnecessary_cast)]
+fn check_open_files(max_connections: usize) {
     #[cfg(unix)]
     {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(term) => term,
-                Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
+        let needed = max_connections as u64 + SPARE_FILES;
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes one rlimit into the struct it is given,
+        // which lives on this stack frame for the call.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+            return;
+        }
+        let soft = limit.rlim_cur as u64;
+        if soft >= needed {
+            return;
+        }
+        let raised = libc::rlimit {
+            rlim_cur: needed.min(limit.rlim_max as u64) as libc::rlim_t,
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: setrlimit reads one rlimit from a struct on this stack
+        // frame; raising the soft limit up to the hard one is allowed.
+        let ok = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0;
+        let now = if ok { raised.rlim_cur as u64 } else { soft };
+        if now < needed {
+            tracing::warn!(
+                max_connections,
+                open_file_limit = now,
+                "the open-file limit is below --max-connections plus {SPARE_FILES}: \
+                 accepts will fail before the cap is reached"
+            );
+        } else {
+            tracing::info!(from = soft, to = now, "raised the open-file limit");
         }
     }
     #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
+    let _ = max_connections;
 }

@@ -109,3 +109,71 @@ fn serve_logs_why_it_rejected_a_request() {
     assert!(line.contains("status=400"), "{line:?}");
     assert!(line.contains(&reason), "{reason:?} missing from {line:?}");
 }
+
+#[test]
+fn serve_logs_a_request_body_cut_short() {
+    let (_server, addr, lines) = start();
+    let mut conn = TcpStream::connect(addr).expect("connect");
+    conn.write_all(b"POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nonly ten b")
+        .expect("send");
+    conn.shutdown(std::net::Shutdown::Write)
+        .expect("half-close");
+    let mut rest = Vec::new();
+    let _ = conn.read_to_end(&mut rest);
+
+    let line = log_line(&lines, "request body cut short");
+    assert!(line.contains("uri=/upload"), "{line:?}");
+    assert!(line.contains("method=POST"), "{line:?}");
+}
+
+/// A second SIGTERM during the graceful shutdown closes every connection at
+/// once instead of waiting for the shutdown deadline.
+#[cfg(unix)]
+#[test]
+fn a_second_signal_stops_the_server_at_once() {
+    let (mut server, addr, lines) = start();
+    // An upload that never finishes keeps the graceful shutdown waiting.
+    let mut conn = TcpStream::connect(addr).expect("connect");
+    conn.write_all(b"POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\nslow")
+        .expect("send");
+    // The request has reached the server once its connection is counted.
+    wait_until_accepted(addr);
+    let pid = server.0.id() as libc::pid_t;
+    // SAFETY: sends a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    log_line(&lines, "shutting down");
+    thread::sleep(Duration::from_millis(500));
+    assert!(
+        server.0.try_wait().expect("poll the child").is_none(),
+        "the server should still wait for the upload"
+    );
+    let second = Instant::now();
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let deadline = second + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = server.0.try_wait().expect("poll the child") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server ignored the second signal"
+        );
+        thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+    assert!(second.elapsed() < Duration::from_secs(5));
+    drop(conn);
+}
+
+/// Waits until the server has answered a request on another connection,
+/// so the connections opened before it have been accepted.
+fn wait_until_accepted(addr: SocketAddr) {
+    let mut probe = TcpStream::connect(addr).expect("connect");
+    probe
+        .write_all(b"GET /bytes/1 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .expect("send");
+    let mut response = Vec::new();
+    probe.read_to_end(&mut response).expect("read");
+    assert!(response.starts_with(b"HTTP/1.1 200 OK\r\n"));
+}

@@ -41,6 +41,7 @@ where
     let (stop, stopped) = watch::channel(false);
     let mut tasks = JoinSet::new();
     let mut signal = std::pin::pin!(signal);
+    let mut accept_errors = ErrorLog::default();
     loop {
         let accepted = tokio::select! {
             biased;
@@ -58,7 +59,7 @@ where
         let (socket, peer, permit) = match accepted {
             Ok(a) => a,
             Err(e) => {
-                tracing::warn!(error = %e, "accept failed");
+                accept_errors.record(&e);
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }
@@ -78,6 +79,34 @@ where
     let _ = stop.send(true);
     finish(tasks, config.shutdown_timeout).await;
     Ok(())
+}
+
+/// How often a failing accept is logged (at most once per this period,
+/// with the count of failures in between).
+const ACCEPT_ERROR_LOG_PERIOD: Duration = Duration::from_secs(5);
+
+/// Rate-limited logging of accept errors: at file-descriptor exhaustion
+/// accept fails every time it is retried.
+#[derive(Default)]
+struct ErrorLog {
+    last: Option<std::time::Instant>,
+    suppressed: u64,
+}
+
+impl ErrorLog {
+    fn record(&mut self, e: &io::Error) {
+        let now = std::time::Instant::now();
+        if self
+            .last
+            .is_some_and(|at| now.duration_since(at) < ACCEPT_ERROR_LOG_PERIOD)
+        {
+            self.suppressed += 1;
+            return;
+        }
+        tracing::warn!(error = %e, suppressed = self.suppressed, "accept failed");
+        self.last = Some(now);
+        self.suppressed = 0;
+    }
 }
 
 /// Serves one accepted connection to its end, then gives its slot back.

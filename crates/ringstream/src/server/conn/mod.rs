@@ -276,10 +276,21 @@ fn failure_status<R>(
             tracing::error!(%method, %uri, "service panicked");
             Some((500, Failure::Fixed("service panicked")))
         }
-        Err(Settled::BodyFailed(BodyFailure(e))) => {
-            tracing::debug!(%method, %uri, error = %e, "request body failed");
-            e.status().map(|status| (status, Failure::Body(e)))
-        }
+        Err(Settled::BodyFailed(BodyFailure(e))) => match e.status() {
+            // Answered (and logged) as a rejection.
+            Some(status) => Some((status, Failure::Body(e))),
+            // The client went away within its body: nobody to answer.
+            None => {
+                tracing::info!(
+                    target: "ringstream::access",
+                    %method,
+                    %uri,
+                    reason = %e,
+                    "request body cut short"
+                );
+                None
+            }
+        },
     }
 }
 

@@ -11,7 +11,18 @@
 //! | `GET /bytes/{n}` | `n` bytes of a fixed pattern, from one shared block (no per-request copy) |
 //! | `POST /echo` | the request body streamed back as it arrives |
 //! | `POST /upload` | the body streamed through SHA-256: `{"bytes": N, "sha256": "…"}` |
-//! | anything else | 404 |
+//!
+//! Every `GET` endpoint answers `HEAD` too (RFC 9110 §9.3.2). The other
+//! methods get what RFC 9110 asks for:
+//!
+//! | request | answer |
+//! |---|---|
+//! | `OPTIONS` on an endpoint | `204`, `Allow: GET, HEAD, OPTIONS` (`POST, OPTIONS` for `/echo` and `/upload`) |
+//! | `OPTIONS *` | `204`, `Allow: GET, HEAD, POST, OPTIONS` (the server as a whole) |
+//! | another method of RFC 9110 on an endpoint (`PUT /`, `GET /echo`, `TRACE /`, …) | `405`, with the endpoint's `Allow` |
+//! | `CONNECT host:port` | `405`, with the server's `Allow` (the demo is no proxy) |
+//! | a method RFC 9110 does not define (`FOO`, or `get`: methods are case-sensitive) | `501`, on any path |
+//! | any other path | `404` |
 //!
 //! # Examples
 //!
@@ -143,26 +154,50 @@ impl App {
     /// The response, for every route that needs no waiting; the request
     /// back for the others (`/static/`, `/upload`).
     fn route(&self, req: Request<Incoming>) -> Routed {
+        let method = req.method();
+        if !is_standard(method) {
+            // RFC 9110 §15.6.2: a method the server does not recognize.
+            return Routed::Now(text(StatusCode::NOT_IMPLEMENTED, "not implemented\n"));
+        }
+        if method == Method::CONNECT {
+            // RFC 9110 §9.3.6: CONNECT asks for a tunnel to the authority
+            // it names (`host:port`), a resource of no route here. 405
+            // rather than 501: the method is one the server recognizes
+            // (§15.6.2 keeps 501 for those it does not), and its target
+            // names the server as a whole, so the `Allow` sent is the
+            // server's, as for `OPTIONS *`.
+            return Routed::Now(method_not_allowed(ALLOW_SERVER));
+        }
         let path = req.uri().path();
-        Routed::Now(match (req.method(), path) {
-            (&Method::GET | &Method::HEAD, "/") => respond(
+        if method == Method::OPTIONS && path == "*" {
+            // RFC 9110 §9.3.7: `OPTIONS *` is about the server itself.
+            return Routed::Now(options(ALLOW_SERVER));
+        }
+        let Some(route) = Route::of(path, self.inner.static_dir.is_some()) else {
+            return Routed::Now(text(StatusCode::NOT_FOUND, "not found\n"));
+        };
+        if !route.serves(method) {
+            return Routed::Now(if method == Method::OPTIONS {
+                options(route.allow())
+            } else {
+                method_not_allowed(route.allow())
+            });
+        }
+        Routed::Now(match route {
+            Route::Page => respond(
                 StatusCode::OK,
                 "text/html; charset=utf-8",
                 AppBody::Full(Some(Bytes::from_static(dashboard::PAGE.as_bytes()))),
             ),
-            (&Method::GET, "/events") => {
+            Route::Events => {
                 let stream = self.inner.events.subscribe(last_event_id(req.headers()));
                 stream.into_response().map(AppBody::Events)
             }
-            (_, p) if p.starts_with("/static/") && self.inner.static_dir.is_some() => {
-                return Routed::Later(req)
-            }
-            (&Method::GET | &Method::HEAD, "/api/livedata") => self.livedata(),
-            (&Method::GET | &Method::HEAD, "/metrics") => self.metrics_page(),
-            (&Method::GET | &Method::HEAD, p) if p.starts_with("/bytes/") => bytes_page(p),
-            (&Method::POST, "/echo") => echo(req),
-            (&Method::POST, "/upload") => return Routed::Later(req),
-            _ => text(StatusCode::NOT_FOUND, "not found\n"),
+            Route::Livedata => self.livedata(),
+            Route::Metrics => self.metrics_page(),
+            Route::Bytes => bytes_page(path),
+            Route::Echo => echo(req),
+            Route::Static | Route::Upload => return Routed::Later(req),
         })
     }
 
@@ -250,6 +285,91 @@ impl Service<Request<Incoming>> for App {
     }
 }
 
+/// `Allow` of the routes that answer `GET` (RFC 9110 §9.3.2: and `HEAD`).
+const ALLOW_GET: &str = "GET, HEAD, OPTIONS";
+
+/// `Allow` of the routes that answer `POST`.
+const ALLOW_POST: &str = "POST, OPTIONS";
+
+/// `Allow` of the server as a whole (`OPTIONS *`, `CONNECT`): the union of
+/// every route's.
+const ALLOW_SERVER: &str = "GET, HEAD, POST, OPTIONS";
+
+/// The route table: the paths the demo serves (its target resources,
+/// RFC 9110 §7.1), each with the methods it answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    /// `/`, the dashboard page.
+    Page,
+    /// `/events`, the server-sent events.
+    Events,
+    /// `/static/…`, when a root is set.
+    Static,
+    /// `/api/livedata`.
+    Livedata,
+    /// `/metrics`.
+    Metrics,
+    /// `/bytes/{n}` (a bad `n` is the route's own `400`).
+    Bytes,
+    /// `/echo`.
+    Echo,
+    /// `/upload`.
+    Upload,
+}
+
+impl Route {
+    /// The route of `path`, if it has one; `/static/…` only if
+    /// `static_root` is set.
+    fn of(path: &str, static_root: bool) -> Option<Route> {
+        Some(match path {
+            "/" => Route::Page,
+            "/events" => Route::Events,
+            "/api/livedata" => Route::Livedata,
+            "/metrics" => Route::Metrics,
+            "/echo" => Route::Echo,
+            "/upload" => Route::Upload,
+            p if p.starts_with("/bytes/") => Route::Bytes,
+            p if static_root && p.starts_with("/static/") => Route::Static,
+            _ => return None,
+        })
+    }
+
+    /// The `Allow` field of the route (RFC 9110 §10.2.1): the methods it
+    /// answers, `OPTIONS` included.
+    fn allow(self) -> &'static str {
+        match self {
+            Route::Echo | Route::Upload => ALLOW_POST,
+            _ => ALLOW_GET,
+        }
+    }
+
+    /// Whether the route answers `method` with a resource (`OPTIONS` is
+    /// answered for every route, by [`options`]).
+    fn serves(self, method: &Method) -> bool {
+        match self {
+            Route::Echo | Route::Upload => method == Method::POST,
+            _ => method == Method::GET || method == Method::HEAD,
+        }
+    }
+}
+
+/// Whether `method` is one RFC 9110 §9 defines (or PATCH, RFC 5789).
+/// Methods are case-sensitive (§9.1): `get` is not `GET`.
+fn is_standard(method: &Method) -> bool {
+    matches!(
+        *method,
+        Method::GET
+            | Method::HEAD
+            | Method::POST
+            | Method::PUT
+            | Method::DELETE
+            | Method::CONNECT
+            | Method::OPTIONS
+            | Method::TRACE
+            | Method::PATCH
+    )
+}
+
 /// Where [`App::route`] sent a request.
 enum Routed {
     /// Answered at once.
@@ -310,6 +430,27 @@ fn text(status: StatusCode, message: &'static str) -> Response<AppBody> {
         "text/plain; charset=utf-8",
         AppBody::Full(Some(Bytes::from_static(message.as_bytes()))),
     )
+}
+
+/// `405 Method Not Allowed` with the `Allow` it must carry (RFC 9110
+/// §15.5.6).
+fn method_not_allowed(allow: &'static str) -> Response<AppBody> {
+    let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+    response
+        .headers_mut()
+        .insert(header::ALLOW, header::HeaderValue::from_static(allow));
+    response
+}
+
+/// The answer to `OPTIONS` (RFC 9110 §9.3.7): `204`, and the methods in
+/// `Allow`.
+fn options(allow: &'static str) -> Response<AppBody> {
+    let mut response = Response::new(AppBody::Full(None));
+    *response.status_mut() = StatusCode::NO_CONTENT;
+    response
+        .headers_mut()
+        .insert(header::ALLOW, header::HeaderValue::from_static(allow));
+    response
 }
 
 /// Print the simulated installation as JSON, line by line.
@@ -487,6 +628,107 @@ impl Body for AppBody {
                 SizeHint::with_exact(data.as_ref().map_or(0, |d| d.len() as u64))
             }
             AppBody::Pattern { remaining, .. } => SizeHint::with_exact(*remaining),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every path of the route table, with and without a static root.
+    #[test]
+    fn route_table_knows_every_path() {
+        for static_root in [false, true] {
+            assert_eq!(Route::of("/", static_root), Some(Route::Page));
+            assert_eq!(Route::of("/events", static_root), Some(Route::Events));
+            assert_eq!(
+                Route::of("/api/livedata", static_root),
+                Some(Route::Livedata)
+            );
+            assert_eq!(Route::of("/metrics", static_root), Some(Route::Metrics));
+            assert_eq!(Route::of("/bytes/40960", static_root), Some(Route::Bytes));
+            assert_eq!(Route::of("/bytes/x", static_root), Some(Route::Bytes));
+            assert_eq!(Route::of("/echo", static_root), Some(Route::Echo));
+            assert_eq!(Route::of("/upload", static_root), Some(Route::Upload));
+            for unknown in [
+                "",
+                "*",
+                "/nope",
+                "/bytes",
+                "/echo/",
+                "/metrics/x",
+                "/Events",
+            ] {
+                assert_eq!(Route::of(unknown, static_root), None, "{unknown}");
+            }
+        }
+        assert_eq!(Route::of("/static/a.txt", false), None);
+        assert_eq!(Route::of("/static/a.txt", true), Some(Route::Static));
+    }
+
+    /// RFC 9110 §15.5.6 and §9.3.2: `GET` routes allow `HEAD`, `POST`
+    /// routes only `POST`, every route `OPTIONS`; and what a route
+    /// serves is exactly what its `Allow` lists (less `OPTIONS`).
+    #[test]
+    fn allow_lists_what_each_route_serves() {
+        let routes = [
+            Route::Page,
+            Route::Events,
+            Route::Static,
+            Route::Livedata,
+            Route::Metrics,
+            Route::Bytes,
+            Route::Echo,
+            Route::Upload,
+        ];
+        let methods = [
+            Method::GET,
+            Method::HEAD,
+            Method::POST,
+            Method::PUT,
+            Method::DELETE,
+            Method::CONNECT,
+            Method::OPTIONS,
+            Method::TRACE,
+            Method::PATCH,
+        ];
+        for route in routes {
+            let allow = route.allow();
+            let expected = match route {
+                Route::Echo | Route::Upload => "POST, OPTIONS",
+                _ => "GET, HEAD, OPTIONS",
+            };
+            assert_eq!(allow, expected, "{route:?}");
+            for method in &methods {
+                let listed = allow.split(", ").any(|m| m == method.as_str());
+                let served = route.serves(method) || *method == Method::OPTIONS;
+                assert_eq!(listed, served, "{route:?} {method}");
+                // The server's `Allow` is the union of the routes'.
+                if listed {
+                    assert!(
+                        ALLOW_SERVER.split(", ").any(|m| m == method.as_str()),
+                        "{method}"
+                    );
+                }
+            }
+        }
+        assert_eq!(ALLOW_SERVER, "GET, HEAD, POST, OPTIONS");
+    }
+
+    /// RFC 9110 §9.1: the standard methods are known, names are
+    /// case-sensitive, and extension methods are not.
+    #[test]
+    fn standard_methods_are_case_sensitive() {
+        for name in [
+            "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+        ] {
+            let method = Method::from_bytes(name.as_bytes()).unwrap();
+            assert!(is_standard(&method), "{name}");
+        }
+        for name in ["get", "Get", "FOO", "PROPFIND", "GETS", "options"] {
+            let method = Method::from_bytes(name.as_bytes()).unwrap();
+            assert!(!is_standard(&method), "{name}");
         }
     }
 }

@@ -46,6 +46,13 @@ struct ServeArgs {
     /// Seconds an idle keep-alive connection is kept.
     #[arg(long, default_value_t = 60)]
     idle_timeout: u64,
+    /// Seconds one read of a request body may wait for data.
+    #[arg(long, default_value_t = 30)]
+    body_read_timeout: u64,
+    /// Seconds writing a response may make no progress (a client that
+    /// reads nothing) before the connection is closed.
+    #[arg(long, default_value_t = 30)]
+    write_timeout: u64,
     /// Seconds graceful shutdown (Ctrl-C) waits for in-flight requests.
     #[arg(long, default_value_t = 30)]
     shutdown_timeout: u64,
@@ -83,6 +90,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             max_connections: args.max_connections,
             head_timeout: Duration::from_secs(args.head_timeout),
             idle_timeout: Duration::from_secs(args.idle_timeout),
+            body_read_timeout: Duration::from_secs(args.body_read_timeout),
+            write_timeout: Duration::from_secs(args.write_timeout),
             shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
             ..Config::default()
         };

@@ -120,3 +120,37 @@ async fn a_pipelining_client_yields_to_another() {
     );
     drop(flood);
 }
+
+/// A client that never reads its response holds its slot no longer than
+/// the write timeout: the server closes the connection once nothing has
+/// moved for that long.
+#[tokio::test]
+async fn a_client_that_never_reads_is_dropped_at_the_write_deadline() {
+    let config = Config {
+        write_timeout: Duration::from_millis(300),
+        ..Config::default()
+    };
+    let service = service_fn(|_req: Request<Incoming>| async {
+        // Far more than the socket buffers hold.
+        Ok::<_, Infallible>(Response::new("x".repeat(64 << 20)))
+    });
+    let server = start(service, config).await;
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    socket
+        .write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.metrics.connections_accepted() == 0 {
+        assert!(Instant::now() < deadline, "the connection was not accepted");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    while server.metrics.connections_open() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the server still holds a connection whose client reads nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(socket);
+}

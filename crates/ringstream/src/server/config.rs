@@ -47,6 +47,11 @@ pub struct Config {
     /// after a response so that the connection can be reused; a longer
     /// remainder closes the connection instead. Default 64 KiB.
     pub drain_limit: u64,
+    /// How long writing a response may make no progress (the client reads
+    /// nothing) before the connection is closed: a client that never reads
+    /// — a stalled download, an SSE subscriber that stopped reading — does
+    /// not keep its slot. Default 30 s.
+    pub write_timeout: Duration,
     /// How long graceful shutdown lets in-flight requests finish before
     /// their connections are closed. Default 30 s.
     pub shutdown_timeout: Duration,
@@ -64,6 +69,7 @@ impl Default for Config {
             body_read_timeout: Duration::from_secs(30),
             max_connections: 1024,
             drain_limit: 64 * 1024,
+            write_timeout: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(30),
             server_header: true,
         }

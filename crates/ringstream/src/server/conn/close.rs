@@ -73,7 +73,9 @@ where
     /// unread data makes the kernel send a reset, which can discard a
     /// response the client has not read yet.
     pub(super) async fn linger_close(&mut self) {
-        if self.stream.close_write().await.is_ok() {
+        let write_deadline = tokio::time::Instant::now() + self.config.write_timeout;
+        let closed = timeout_at(write_deadline, self.stream.close_write()).await;
+        if matches!(closed, Ok(Ok(()))) {
             let deadline = tokio::time::Instant::now() + LINGER_TIME;
             let stream = &mut self.stream;
             let _ = timeout_at(deadline, async {
@@ -90,6 +92,16 @@ where
             })
             .await;
         }
-        let _ = self.stream.close().await;
+        let write_deadline = tokio::time::Instant::now() + self.config.write_timeout;
+        let _ = timeout_at(write_deadline, self.stream.close()).await;
+    }
+
+    /// Sends what is buffered, within the write timeout.
+    pub(super) async fn flush_within_deadline(&mut self) -> Result<(), crate::Error> {
+        let deadline = tokio::time::Instant::now() + self.config.write_timeout;
+        match timeout_at(deadline, self.stream.flush()).await {
+            Ok(flushed) => flushed,
+            Err(_) => Err(crate::Error::TimedOut("response write")),
+        }
     }
 }

@@ -126,7 +126,11 @@ where
                 }
                 Ok(false) => break,
                 Err(e) => {
-                    let _ = self.stream.close().await;
+                    // A client that stopped reading is not waited for again.
+                    if !matches!(e, Error::TimedOut("response write")) {
+                        let deadline = tokio::time::Instant::now() + self.config.write_timeout;
+                        let _ = tokio::time::timeout_at(deadline, self.stream.close()).await;
+                    }
                     return Err(e);
                 }
             }
@@ -204,7 +208,7 @@ where
             Next::Drain { limit } => self.drain(&mut pump, limit).await,
         };
         if !keep_alive || self.stream.buffered().is_empty() {
-            self.stream.flush().await?;
+            self.flush_within_deadline().await?;
         }
         tracing::info!(
             target: "ringstream::access",

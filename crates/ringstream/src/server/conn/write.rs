@@ -2,18 +2,19 @@
 //! body through the core's [`Encoder`], with vectored writes that never copy
 //! a large frame's `Bytes`.
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::io::{self, IoSlice};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::task::{Context, Poll};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::{Buf, Bytes};
 use http::HeaderMap;
 use http_body::Body;
 use ringstream_core::h1::{BodyFrame, Encoder, Exchange, ResponseHead};
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::{sleep_until, Sleep};
 
 use super::dispatch::{BodyFailure, BodyPump};
 use super::Connection;
@@ -98,14 +99,20 @@ where
             pending: None,
             done: !encoder.sends_body(),
             sent: 0,
+            stall: WriteStall::new(self.config.write_timeout),
         };
         let stream = &mut self.stream;
         let sent = poll_fn(|cx| loop {
             if let Err(BodyFailure(e)) = pump.poll(stream, exchange, cx) {
                 return Poll::Ready(Err(e));
             }
-            if let Err(e) = std::task::ready!(out.poll_send(stream, cx)) {
-                return Poll::Ready(Err(Error::Io(e)));
+            let before = out.progress(stream);
+            let sent = out.poll_send(stream, cx);
+            let moved = out.progress(stream) != before;
+            match sent {
+                Poll::Ready(Ok(())) => out.stall.progressed(),
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(Error::Io(e))),
+                Poll::Pending => return out.stall.poll_stalled(moved, cx),
             }
             if out.done {
                 return Poll::Ready(Ok(out.sent));
@@ -115,9 +122,15 @@ where
                 Err(_) => return Poll::Ready(Err(Error::User("response body panicked".into()))),
                 Ok(Poll::Pending) => {
                     // Nothing more yet: let what is written go out.
-                    if stream.pending_write() > 0 {
-                        if let Poll::Ready(Err(e)) = stream.poll_flush_buffer(cx) {
-                            return Poll::Ready(Err(Error::Io(e)));
+                    let before = stream.pending_write();
+                    if before > 0 {
+                        match stream.poll_flush_buffer(cx) {
+                            Poll::Ready(Err(e)) => return Poll::Ready(Err(Error::Io(e))),
+                            Poll::Ready(Ok(())) => out.stall.progressed(),
+                            Poll::Pending => {
+                                let moved = stream.pending_write() != before;
+                                return out.stall.poll_stalled(moved, cx);
+                            }
                         }
                     }
                     return Poll::Pending;
@@ -132,7 +145,7 @@ where
         })
         .await?;
         if encoder.is_close_delimited() {
-            self.stream.flush().await?;
+            self.flush_within_deadline().await?;
         }
         Ok(sent)
     }
@@ -144,9 +157,70 @@ struct BodyOut {
     pending: Option<PendingFrame>,
     done: bool,
     sent: u64,
+    stall: WriteStall,
+}
+
+/// The deadline of a response write that makes no progress: armed when a
+/// write cannot go on, pushed back by every byte the client takes, and
+/// disarmed when the write completes.
+struct WriteStall {
+    timeout: Duration,
+    timer: Option<Pin<Box<Sleep>>>,
+    armed: bool,
+}
+
+impl WriteStall {
+    fn new(timeout: Duration) -> WriteStall {
+        WriteStall {
+            timeout,
+            timer: None,
+            armed: false,
+        }
+    }
+
+    /// The write went through.
+    #[inline]
+    fn progressed(&mut self) {
+        self.armed = false;
+    }
+
+    /// The write is pending; `moved`: some bytes went out before it
+    /// stopped. Fails once nothing has moved for the timeout.
+    fn poll_stalled<T>(&mut self, moved: bool, cx: &mut Context<'_>) -> Poll<Result<T, Error>> {
+        if moved || !self.armed {
+            self.armed = true;
+            let deadline = tokio::time::Instant::now() + self.timeout;
+            match &mut self.timer {
+                Some(timer) => timer.as_mut().reset(deadline),
+                None => self.timer = Some(Box::pin(sleep_until(deadline))),
+            }
+        }
+        let expired = self
+            .timer
+            .as_mut()
+            .is_some_and(|timer| timer.as_mut().poll(cx).is_ready());
+        if expired {
+            Poll::Ready(Err(Error::TimedOut("response write")))
+        } else {
+            Poll::Pending
+        }
+    }
 }
 
 impl BodyOut {
+    /// How far the write has got: bytes still buffered, and bytes of the
+    /// large frame in flight already written.
+    #[inline]
+    fn progress<T>(&self, stream: &Stream<T>) -> (usize, usize)
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
+        (
+            stream.pending_write(),
+            self.pending.as_ref().map_or(0, |frame| frame.written),
+        )
+    }
+
     /// Send what is due: the write buffer once it is large enough, then a
     /// large frame waiting to go out.
     #[inline]

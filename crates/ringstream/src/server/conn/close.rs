@@ -2,13 +2,14 @@
 //! draining an unread request body, and closing without destroying the
 //! last response.
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
 use std::task::Poll;
 use std::time::Duration;
 
 use ringstream_core::h1::write_error_response;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::time::timeout_at;
+use tokio::time::{sleep, timeout_at, Sleep};
 
 use super::dispatch::BodyPump;
 use super::write::HEAD_ROOM;
@@ -96,12 +97,22 @@ where
         let _ = timeout_at(write_deadline, self.stream.close()).await;
     }
 
-    /// Sends what is buffered, within the write timeout.
+    /// Sends what is buffered, within the write timeout. A flush that
+    /// completes at once (the common case) costs no timer.
     pub(super) async fn flush_within_deadline(&mut self) -> Result<(), crate::Error> {
-        let deadline = tokio::time::Instant::now() + self.config.write_timeout;
-        match timeout_at(deadline, self.stream.flush()).await {
-            Ok(flushed) => flushed,
-            Err(_) => Err(crate::Error::TimedOut("response write")),
-        }
+        let timeout = self.config.write_timeout;
+        let stream = &mut self.stream;
+        let mut timer: Option<Pin<Box<Sleep>>> = None;
+        poll_fn(|cx| {
+            if let Poll::Ready(flushed) = stream.poll_flush_all(cx) {
+                return Poll::Ready(flushed.map_err(crate::Error::Io));
+            }
+            let timer = timer.get_or_insert_with(|| Box::pin(sleep(timeout)));
+            match timer.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Err(crate::Error::TimedOut("response write"))),
+                Poll::Pending => Poll::Pending,
+            }
+        })
+        .await
     }
 }

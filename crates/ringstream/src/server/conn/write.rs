@@ -106,13 +106,8 @@ where
             if let Err(BodyFailure(e)) = pump.poll(stream, exchange, cx) {
                 return Poll::Ready(Err(e));
             }
-            let before = out.progress(stream);
-            let sent = out.poll_send(stream, cx);
-            let moved = out.progress(stream) != before;
-            match sent {
-                Poll::Ready(Ok(())) => out.stall.progressed(),
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(Error::Io(e))),
-                Poll::Pending => return out.stall.poll_stalled(moved, cx),
+            if let Err(e) = std::task::ready!(out.poll_send(stream, cx)) {
+                return Poll::Ready(Err(e));
             }
             if out.done {
                 return Poll::Ready(Ok(out.sent));
@@ -208,37 +203,45 @@ impl WriteStall {
 }
 
 impl BodyOut {
-    /// How far the write has got: bytes still buffered, and bytes of the
-    /// large frame in flight already written.
-    #[inline]
-    fn progress<T>(&self, stream: &Stream<T>) -> (usize, usize)
-    where
-        T: AsyncRead + AsyncWrite + Unpin,
-    {
-        (
-            stream.pending_write(),
-            self.pending.as_ref().map_or(0, |frame| frame.written),
-        )
-    }
-
     /// Send what is due: the write buffer once it is large enough, then a
-    /// large frame waiting to go out.
+    /// large frame waiting to go out. A write that cannot go on arms the
+    /// stall deadline (pushed back by every byte that moves) and fails the
+    /// response once it passes.
     #[inline]
-    fn poll_send<T>(&mut self, stream: &mut Stream<T>, cx: &mut Context<'_>) -> Poll<io::Result<()>>
+    fn poll_send<T>(
+        &mut self,
+        stream: &mut Stream<T>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), Error>>
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
         if stream.pending_write() >= stream.options().minimum_write_size {
-            std::task::ready!(stream.poll_flush_buffer(cx))?;
+            let before = stream.pending_write();
+            match stream.poll_flush_buffer(cx) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(Error::Io(e))),
+                Poll::Pending => {
+                    let moved = stream.pending_write() != before;
+                    return self.stall.poll_stalled(moved, cx);
+                }
+            }
         }
         if let Some(frame) = &mut self.pending {
-            std::task::ready!(frame.poll_write(stream, cx))?;
-            self.pending = None;
+            let before = frame.written;
+            match frame.poll_write(stream, cx) {
+                Poll::Ready(Ok(())) => self.pending = None,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(Error::Io(e))),
+                Poll::Pending => {
+                    let moved = frame.written != before;
+                    return self.stall.poll_stalled(moved, cx);
+                }
+            }
         }
+        self.stall.progressed();
         Poll::Ready(Ok(()))
     }
 
-    /// Take one body frame (`None`: the body ended without trailers).
     #[inline]
     fn take<T>(
         &mut self,

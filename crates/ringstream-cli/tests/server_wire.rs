@@ -625,6 +625,34 @@ async fn concurrent_clients_get_complete_identical_livedata() {
     }
 }
 
+/// RFC 9112 §3: bytes that cannot start a request line (a TLS ClientHello
+/// sent to the plain-text port, NUL, 0xFF) get 400 as soon as they arrive,
+/// not 408 once the head timeout has passed.
+#[tokio::test]
+async fn bytes_that_cannot_start_a_request_get_400_at_once() {
+    let config = Config {
+        head_timeout: Duration::from_secs(30),
+        ..config()
+    };
+    let server = start_app(config).await;
+    let hello: &[u8] = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03";
+    for request in [hello, b"\x00", b"\xff\xff", b"\r\n\x16"] {
+        let started = std::time::Instant::now();
+        let all = roundtrip(server.addr, request).await;
+        assert_eq!(
+            status_of(&all),
+            Some(400),
+            "{request:?} got {:?}",
+            String::from_utf8_lossy(&all)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{request:?} answered after {:?}",
+            started.elapsed()
+        );
+    }
+}
+
 /// A slow client (slowloris) gets 408 and is closed.
 #[tokio::test]
 async fn slowloris_gets_408() {

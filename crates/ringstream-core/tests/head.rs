@@ -129,6 +129,51 @@ fn reject(wire: &[u8], expected: Error) {
     reject_limits(wire, Limits::DEFAULT, expected)
 }
 
+/// Checks a rejected vector answers `expected` as soon as its first `at`
+/// bytes have arrived, not later: every shorter prefix is "need more", and
+/// the answer is the same whole, trickled, and split at every offset.
+fn reject_at_limits(wire: &[u8], at: usize, limits: Limits, expected: Error) {
+    let shown = String::from_utf8_lossy(&wire[..wire.len().min(80)]).into_owned();
+    reject_limits(wire, limits, expected);
+    let mut parser = HeadParser::new(limits);
+    for end in 0..at {
+        assert_eq!(
+            parse_with(&mut parser, &wire[..end], 128),
+            Ok(None),
+            "{shown:?}: answered after {end} bytes"
+        );
+    }
+    assert_eq!(
+        parse_with(&mut parser, &wire[..at], 128),
+        Err(expected),
+        "{shown:?}: not answered after {at} bytes"
+    );
+    assert_eq!(
+        parse_limits(&wire[..at], limits),
+        Err(expected),
+        "{shown:?}: first {at} bytes whole"
+    );
+    if wire.len() <= 4096 {
+        for split in 0..wire.len() {
+            let mut parser = HeadParser::new(limits);
+            let first = parse_with(&mut parser, &wire[..split], 128);
+            assert!(
+                first == Ok(None) || first == Err(expected),
+                "{shown:?}: split at {split}: {first:?}"
+            );
+            assert_eq!(
+                parse_with(&mut parser, wire, 128),
+                Err(expected),
+                "{shown:?}: split at {split}"
+            );
+        }
+    }
+}
+
+fn reject_at(wire: &[u8], at: usize, expected: Error) {
+    reject_at_limits(wire, at, Limits::DEFAULT, expected)
+}
+
 /// `GET / HTTP/1.1` with `Host: example.com` and the given extra field lines.
 fn get_with(fields: &str) -> Vec<u8> {
     format!("GET / HTTP/1.1\r\nHost: example.com\r\n{fields}\r\n").into_bytes()
@@ -455,6 +500,71 @@ fn rfc9110_9_1_method_must_be_a_token() {
         b"G\xc3\xa9T / HTTP/1.1\r\nHost: a\r\n\r\n",
         Error::InvalidMethod,
     );
+}
+
+/// RFC 9112 §2.2, §3 / RFC 9110 §5.6.2: after any empty lines the first
+/// byte of a request is a tchar; one that is not (NUL, 0xFF, the record
+/// header of a TLS ClientHello sent to a plain-text port, a space) is
+/// refused as soon as it arrives, without waiting for a line end that may
+/// never come.
+#[test]
+fn rfc9112_3_a_byte_that_cannot_start_a_request_is_refused_at_once() {
+    reject_at(b"\x00", 1, Error::InvalidMethod);
+    reject_at(b"\xff", 1, Error::InvalidMethod);
+    reject_at(b"\x16", 1, Error::InvalidMethod);
+    reject_at(b" ", 1, Error::InvalidMethod);
+    reject_at(b"\t", 1, Error::InvalidMethod);
+    reject_at(
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+        1,
+        Error::InvalidMethod,
+    );
+    reject_at(
+        b"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+        1,
+        Error::InvalidMethod,
+    );
+    // After empty lines, the first byte of the request line.
+    reject_at(b"\r\n\x16\x03\x01", 3, Error::InvalidMethod);
+    reject_at(b"\r\n\r\n\x00", 5, Error::InvalidMethod);
+    // A CR may wait for its LF; a bare LF or a CR then anything else is
+    // refused when it arrives.
+    let mut parser = HeadParser::new(Limits::DEFAULT);
+    assert_eq!(parse_with(&mut parser, b"\r", 8), Ok(None));
+    assert_eq!(parse_with(&mut parser, b"\r\n", 8), Ok(None));
+    reject_at(b"\n", 1, Error::MalformedHead);
+    reject_at(b"\r\x16", 2, Error::BareCr);
+    reject_at(b"\r\n\n", 3, Error::MalformedHead);
+}
+
+/// RFC 9110 §9.1: every method byte is checked as it arrives, not when the
+/// SP ending the method (or the line end) comes.
+#[test]
+fn rfc9110_9_1_a_non_token_method_byte_is_refused_on_arrival() {
+    reject_at(b"GET\x00", 4, Error::InvalidMethod);
+    reject_at(
+        b"G\xffT / HTTP/1.1\r\nHost: a\r\n\r\n",
+        2,
+        Error::InvalidMethod,
+    );
+    reject_at(
+        b"PO(ST / HTTP/1.1\r\nHost: a\r\n\r\n",
+        3,
+        Error::InvalidMethod,
+    );
+    reject_at(
+        b"GET\t/ HTTP/1.1\r\nHost: a\r\n\r\n",
+        4,
+        Error::InvalidMethod,
+    );
+    reject_at(b"\r\nGE\x01T / HTTP/1.1\r\n", 5, Error::InvalidMethod);
+    // A method without a SP is refused when its line ends, the same way
+    // whole or trickled.
+    reject_at(b"GET\r\nHost: a\r\n\r\n", 5, Error::MalformedHead);
+    reject_at(b"G\x00T\r\n", 2, Error::InvalidMethod);
+    // The tchars that are not letters are valid method bytes.
+    let p = accept(b"M-1.!#$%&'*+^_`|~ / HTTP/1.1\r\nHost: a\r\n\r\n");
+    assert_eq!(p.method, "M-1.!#$%&'*+^_`|~");
 }
 
 /// RFC 9112 §3: `method SP request-target SP HTTP-version`, single spaces.

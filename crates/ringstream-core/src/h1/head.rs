@@ -25,6 +25,12 @@
 //!   where a line ends is a request-smuggling vector, so ringstream refuses.
 //! - **Empty lines before the request line** (RFC 9112 §2.2) are skipped;
 //!   they count towards [`RequestHead::head_len`] and the head-size limit.
+//! - **Method** (RFC 9112 §3, RFC 9110 §9.1): after any empty lines, every
+//!   byte up to the first SP must be a tchar, and each is checked as it
+//!   arrives: a byte that cannot start a request (NUL, 0xFF, the `0x16` of
+//!   a TLS handshake sent to a plain-text port, a space) is
+//!   [`Error::InvalidMethod`] at once, without waiting for a line end or
+//!   for the head timeout.
 //! - **Whitespace** before the first field is
 //!   [`Error::WhitespaceBeforeFirstField`], a later line starting with
 //!   whitespace (obs-fold) is [`Error::ObsFold`], whitespace between a field
@@ -62,15 +68,16 @@
 //! answer does not depend on how the bytes were split between calls. A
 //! line is judged once its end arrives: a bare CR or LF ends it (and is the
 //! error) before the line's own content is judged, except in the request
-//! line, whose method and target length are checked as their bytes arrive
-//! (so an invalid method or an overlong target is reported even when a bad
-//! line end follows). Within the request line the checks run method,
+//! line, whose method bytes and target length are checked as their bytes
+//! arrive (so an invalid method or an overlong target is reported even when
+//! a bad line end follows, or before any line end has arrived). Within the
+//! request line the checks run method bytes, the SP after the method,
 //! target length, version, target form. The fields are then interpreted in
 //! order (`Host` and `Content-Length` values), after which come the missing
 //! `Host`, `Transfer-Encoding` on HTTP/1.0, both `Content-Length` and
 //! `Transfer-Encoding`, and the transfer codings.
 
-use super::{is_field_value, is_token, BodyFraming, Version};
+use super::{is_field_value, is_tchar, is_token, BodyFraming, Version};
 use crate::{Error, Limits};
 
 /// The most fields a head may carry, whatever [`Limits::max_fields`] says:
@@ -546,8 +553,7 @@ fn ends_in_crlf(buf: &[u8], end: usize, limit: usize) -> bool {
 }
 
 /// Checks the request-line bytes `buf[from..to]` (no CR or LF among them)
-/// as they arrive: the method once its SP arrives, the target length as it
-/// grows.
+/// as they arrive: each method byte, the target length as it grows.
 fn track_request_line(
     s: &mut Scan,
     buf: &[u8],
@@ -560,12 +566,13 @@ fn track_request_line(
         Some(sp) => sp,
         None => {
             let seg = buf.get(from..to).unwrap_or_default();
-            let Some(off) = seg.iter().position(|&b| b == b' ') else {
+            let sp = seg.iter().position(|&b| b == b' ');
+            method_bytes(seg.get(..sp.unwrap_or(seg.len())).unwrap_or_default())?;
+            let Some(off) = sp else {
                 return Ok(());
             };
             let sp = from + off;
-            let method = buf.get(s.line_start..sp).unwrap_or_default();
-            if !is_token(method) {
+            if sp == s.line_start {
                 return Err(Error::InvalidMethod);
             }
             s.first_sp = Some(sp);
@@ -623,15 +630,27 @@ struct RequestLine {
     target_len: usize,
 }
 
+/// Checks bytes of a method, in order (RFC 9110 §9.1, §5.6.2): each must
+/// be a tchar, so a byte that cannot start or continue a request line is
+/// refused on arrival rather than when its line ends.
+fn method_bytes(bytes: &[u8]) -> Result<(), Error> {
+    if bytes.iter().all(|&b| is_tchar(b)) {
+        Ok(())
+    } else {
+        Err(Error::InvalidMethod)
+    }
+}
+
 /// Validates a whole request line (without its CRLF): `method SP target SP
-/// version`, checked in that order.
+/// version`, checked in that order. The method bytes are checked before
+/// the SP ending the method is looked for, as [`track_request_line`] does
+/// while the line arrives.
 fn request_line(line: &[u8], limits: &Limits) -> Result<RequestLine, Error> {
-    let sp1 = line
-        .iter()
-        .position(|&b| b == b' ')
-        .ok_or(Error::MalformedHead)?;
-    let method = line.get(..sp1).unwrap_or_default();
-    if !is_token(method) {
+    let sp1 = line.iter().position(|&b| b == b' ');
+    let method = line.get(..sp1.unwrap_or(line.len())).unwrap_or_default();
+    method_bytes(method)?;
+    let sp1 = sp1.ok_or(Error::MalformedHead)?;
+    if method.is_empty() {
         return Err(Error::InvalidMethod);
     }
     let rest = line.get(sp1 + 1..).unwrap_or_default();

@@ -244,11 +244,9 @@ fn rfc9112_3_2_host_optional_on_http10() {
     assert_eq!(p.fields.len(), 1);
 }
 
-/// RFC 9110 §7.2: an empty Host is what a client sends when the target has
-/// no authority; IP literals and ports are fine.
+/// RFC 9110 §7.2: IP literals, ports and an empty port are fine.
 #[test]
 fn rfc9110_7_2_host_values_accepted() {
-    accept(b"GET / HTTP/1.1\r\nHost:\r\n\r\n");
     accept(b"GET / HTTP/1.1\r\nHost: [2001:db8::1]:8080\r\n\r\n");
     accept(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n");
     accept(b"GET / HTTP/1.1\r\nHost: xn--bcher-kva.example\r\n\r\n");
@@ -852,6 +850,38 @@ fn rfc9112_3_2_two_host_fields() {
         b"GET / HTTP/1.0\r\nHost: a\r\nHOST: b\r\n\r\n",
         Error::DuplicateHost,
     );
+}
+
+/// RFC 9112 §3.2: an empty Host says the target has no authority, but an
+/// HTTP/1.1 request needs one (an origin-form target has none but the one
+/// Host carries): 400, whatever the target form. HTTP/1.0 may leave Host
+/// out, and an empty one is taken the same way.
+#[test]
+fn rfc9112_3_2_empty_host_on_http11_is_400() {
+    for wire in [
+        &b"GET / HTTP/1.1\r\nHost:\r\n\r\n"[..],
+        b"GET / HTTP/1.1\r\nHost: \t \r\n\r\n",
+        b"GET / HTTP/1.1\r\nAccept: */*\r\nhost:\r\nX-A: 1\r\n\r\n",
+        b"OPTIONS * HTTP/1.1\r\nHost:\r\n\r\n",
+        b"GET http://example.com/ HTTP/1.1\r\nHost:\r\n\r\n",
+        b"CONNECT example.com:443 HTTP/1.1\r\nHost:\r\n\r\n",
+    ] {
+        reject(wire, Error::InvalidHost);
+    }
+    assert_eq!(Error::InvalidHost.status(), 400);
+    // Fields are judged in order: an empty first Host is the error before
+    // a second Host is.
+    reject(
+        b"GET / HTTP/1.1\r\nHost:\r\nHost: a\r\n\r\n",
+        Error::InvalidHost,
+    );
+    reject(
+        b"GET / HTTP/1.1\r\nHost: a\r\nHost:\r\n\r\n",
+        Error::DuplicateHost,
+    );
+    let p = accept(b"GET / HTTP/1.0\r\nHost:\r\n\r\n");
+    assert_eq!(p.version, Version::Http10);
+    accept(b"GET / HTTP/1.0\r\n\r\n");
 }
 
 /// RFC 9112 §3.2 / RFC 9110 §7.2: a Host value that is not uri-host[:port].

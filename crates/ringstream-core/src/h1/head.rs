@@ -49,10 +49,15 @@
 //!   well-formed `HTTP/d.d` is [`Error::UnsupportedVersion`] (505), anything
 //!   else [`Error::MalformedHead`].
 //! - **Host** (RFC 9112 §3.2, RFC 9110 §7.2): exactly one on HTTP/1.1, at most
-//!   one on HTTP/1.0; its value is empty or `uri-host[:port]` with a port of
-//!   at most 65535 ([`Error::InvalidHost`]). For an absolute-form target the
-//!   target's authority is the one that counts and `Host` is not compared
-//!   with it.
+//!   one on HTTP/1.0; its value is `uri-host[:port]` with a non-empty host
+//!   and a port of at most 65535, else [`Error::InvalidHost`]. An empty
+//!   value, which a client sends only for a target without an authority, is
+//!   [`Error::InvalidHost`] on HTTP/1.1: every target ringstream accepts has
+//!   an authority, and an origin-form or asterisk-form target has none but
+//!   the one `Host` carries. On HTTP/1.0, where `Host` may be left out, an
+//!   empty value is taken like a missing one. For an absolute-form target
+//!   the target's authority is the one that counts and `Host` is not
+//!   compared with it.
 //! - **Body framing** (RFC 9112 §6.3): see [`RequestHead::framing`]. A
 //!   request carrying both `Content-Length` and `Transfer-Encoding` is
 //!   rejected ([`Error::ContentLengthWithTransferEncoding`]) rather than
@@ -861,7 +866,16 @@ fn interpret(fields: &[Field<'_>], version: Version) -> Result<Meaning, Error> {
             if hosts > 1 {
                 return Err(Error::DuplicateHost);
             }
-            if !f.value.is_empty() && !is_host_port(f.value, false) {
+            // An empty value says the target has no authority (RFC 9112
+            // §3.2), but every target form needs one: HTTP/1.1 must carry
+            // it in `Host`. HTTP/1.0 may omit `Host`, and an empty one means
+            // the same there.
+            let valid = if f.value.is_empty() {
+                !http11
+            } else {
+                is_host_port(f.value, false)
+            };
+            if !valid {
                 return Err(Error::InvalidHost);
             }
         } else if name.eq_ignore_ascii_case("content-length") {

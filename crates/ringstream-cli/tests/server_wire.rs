@@ -394,6 +394,7 @@ async fn framing_errors_get_4xx_and_close() {
         "GET / HTTP/1.1\r\nHost: t\r\nX-Big: {}\r\n\r\n",
         "b".repeat(200_000)
     );
+    let long_method = format!("{} / HTTP/1.1\r\nHost: t\r\n\r\n", "A".repeat(100_000));
     let many_fields = format!(
         "GET / HTTP/1.1\r\nHost: t\r\n{}\r\n",
         (0..150)
@@ -426,6 +427,8 @@ async fn framing_errors_get_4xx_and_close() {
         (long_target, 414),
         (long_field, 431),
         (many_fields, 431),
+        // RFC 9112 §3: a method longer than any implemented → 501.
+        (long_method, 501),
         // RFC 9112 §7.1: a bad chunk size in the body.
         (format!("POST /upload HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n+5\r\nhello\r\n0\r\n\r\n{smuggled}"), 400),
         // RFC 9112 §7.1: chunk data not followed by CRLF.

@@ -565,6 +565,59 @@ fn rfc9110_9_1_a_non_token_method_byte_is_refused_on_arrival() {
     assert_eq!(p.method, "M-1.!#$%&'*+^_`|~");
 }
 
+/// RFC 9112 §3: a method longer than any the server implements SHOULD get
+/// 501. A 100 KB method is refused as soon as its byte past
+/// `max_method_len` arrives, not as a too-large head (431) once 16 KiB have.
+#[test]
+fn rfc9112_3_overlong_method_is_501_as_soon_as_the_limit_is_passed() {
+    let max = Limits::DEFAULT.max_method_len;
+    let long = "A".repeat(100 * 1024);
+    let wire = format!("{long} / HTTP/1.1\r\nHost: a\r\n\r\n");
+    reject_at(wire.as_bytes(), max + 1, Error::MethodTooLong);
+    assert_eq!(Error::MethodTooLong.status(), 501);
+    // No SP, no line end at all.
+    reject_at(long.as_bytes(), max + 1, Error::MethodTooLong);
+    // Split at every offset, and after empty lines.
+    let wire = format!("{} / HTTP/1.1\r\nHost: a\r\n\r\n", "M".repeat(max + 1));
+    reject_at(wire.as_bytes(), max + 1, Error::MethodTooLong);
+    let wire = format!("\r\n\r\n{} / HTTP/1.1\r\n", "M".repeat(max + 1));
+    reject_at(wire.as_bytes(), max + 5, Error::MethodTooLong);
+    // A method of exactly the limit is fine.
+    let wire = format!("{} / HTTP/1.1\r\nHost: a\r\n\r\n", "M".repeat(max));
+    assert_eq!(accept(wire.as_bytes()).method.len(), max);
+    // The first offending byte decides: a non-token byte at the limit is an
+    // invalid method, a token byte there a method too long.
+    let wire = format!("{}\x00 / HTTP/1.1\r\n", "M".repeat(max));
+    reject_at(wire.as_bytes(), max + 1, Error::InvalidMethod);
+    let wire = format!("{}M\x00 / HTTP/1.1\r\n", "M".repeat(max));
+    reject_at(wire.as_bytes(), max + 1, Error::MethodTooLong);
+    // A complete request line is judged the same way.
+    let wire = format!("{}M\r\n", "M".repeat(max));
+    reject_at(wire.as_bytes(), max + 1, Error::MethodTooLong);
+}
+
+/// `Limits::max_method_len` is inclusive and configurable.
+#[test]
+fn max_method_len_is_configurable() {
+    let limits = Limits {
+        max_method_len: 4,
+        ..Limits::DEFAULT
+    };
+    accept_limits(b"POST / HTTP/1.1\r\nHost: a\r\n\r\n", limits);
+    reject_at_limits(
+        b"PATCH / HTTP/1.1\r\nHost: a\r\n\r\n",
+        5,
+        limits,
+        Error::MethodTooLong,
+    );
+    let limits = Limits {
+        max_method_len: 0,
+        ..Limits::DEFAULT
+    };
+    reject_at_limits(b"GET / HTTP/1.1\r\n", 1, limits, Error::MethodTooLong);
+    reject_at_limits(b"\x16\x03\x01", 1, limits, Error::InvalidMethod);
+}
+
 /// RFC 9112 §3: `method SP request-target SP HTTP-version`, single spaces.
 #[test]
 fn rfc9112_3_request_line_shape() {
@@ -1271,7 +1324,7 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
         check_consistent(&bytes, Limits::DEFAULT);
-        check_consistent(&bytes, Limits { max_head_len: 64, max_fields: 2, max_target_len: 8, ..Limits::DEFAULT });
+        check_consistent(&bytes, Limits { max_head_len: 64, max_fields: 2, max_target_len: 8, max_method_len: 4, ..Limits::DEFAULT });
     }
 
     /// Mutations of valid heads (replace, insert, delete bytes) never panic

@@ -30,7 +30,11 @@
 //!   arrives: a byte that cannot start a request (NUL, 0xFF, the `0x16` of
 //!   a TLS handshake sent to a plain-text port, a space) is
 //!   [`Error::InvalidMethod`] at once, without waiting for a line end or
-//!   for the head timeout.
+//!   for the head timeout. A method longer than [`Limits::max_method_len`]
+//!   is longer than any the server implements: [`Error::MethodTooLong`]
+//!   (501, as RFC 9112 §3 recommends), as soon as its first byte over the
+//!   limit arrives, rather than [`Error::HeadTooLarge`] once the whole head
+//!   limit is used up.
 //! - **Whitespace** before the first field is
 //!   [`Error::WhitespaceBeforeFirstField`], a later line starting with
 //!   whitespace (obs-fold) is [`Error::ObsFold`], whitespace between a field
@@ -76,8 +80,10 @@
 //! line, whose method bytes and target length are checked as their bytes
 //! arrive (so an invalid method or an overlong target is reported even when
 //! a bad line end follows, or before any line end has arrived). Within the
-//! request line the checks run method bytes, the SP after the method,
-//! target length, version, target form. The fields are then interpreted in
+//! request line the checks run method bytes (in order, each either not a
+//! tchar, [`Error::InvalidMethod`], or one past the method limit,
+//! [`Error::MethodTooLong`]), the SP after the method, target length,
+//! version, target form. The fields are then interpreted in
 //! order (`Host` and `Content-Length` values), after which come the missing
 //! `Host`, `Transfer-Encoding` on HTTP/1.0, both `Content-Length` and
 //! `Transfer-Encoding`, and the transfer codings.
@@ -348,7 +354,7 @@ impl Scan {
 
 impl HeadParser {
     /// A parser enforcing `limits` (`max_head_len`, `max_fields` clamped to
-    /// [`MAX_FIELDS`], `max_target_len`).
+    /// [`MAX_FIELDS`], `max_target_len`, `max_method_len`).
     ///
     /// # Examples
     ///
@@ -419,7 +425,8 @@ impl HeadParser {
     /// particular [`Error::HeadTooLarge`] as soon as `buf` holds more than
     /// `max_head_len` bytes without a complete head, and
     /// [`Error::TargetTooLong`] as soon as the request-target grows past
-    /// `max_target_len`, even before the head is complete.
+    /// `max_target_len`, and [`Error::MethodTooLong`] as soon as the method
+    /// grows past `max_method_len`, even before the head is complete.
     /// [`Error::TooManyFields`] is final when the head has more fields than
     /// the limits allow; when only `fields` is too short, the same call
     /// with more storage succeeds.
@@ -572,7 +579,11 @@ fn track_request_line(
         None => {
             let seg = buf.get(from..to).unwrap_or_default();
             let sp = seg.iter().position(|&b| b == b' ');
-            method_bytes(seg.get(..sp.unwrap_or(seg.len())).unwrap_or_default())?;
+            method_bytes(
+                seg.get(..sp.unwrap_or(seg.len())).unwrap_or_default(),
+                from.saturating_sub(s.line_start),
+                limits.max_method_len,
+            )?;
             let Some(off) = sp else {
                 return Ok(());
             };
@@ -635,14 +646,22 @@ struct RequestLine {
     target_len: usize,
 }
 
-/// Checks bytes of a method, in order (RFC 9110 §9.1, §5.6.2): each must
-/// be a tchar, so a byte that cannot start or continue a request line is
+/// Checks bytes of a method, in order, the first being byte `at` of the
+/// method (RFC 9110 §9.1, §5.6.2; RFC 9112 §3): each must be a tchar
+/// ([`Error::InvalidMethod`]), and a tchar past `max_len` bytes is
+/// [`Error::MethodTooLong`]. So a byte that cannot start or continue a
+/// request line, or a method longer than any the server implements, is
 /// refused on arrival rather than when its line ends.
-fn method_bytes(bytes: &[u8]) -> Result<(), Error> {
-    if bytes.iter().all(|&b| is_tchar(b)) {
-        Ok(())
-    } else {
-        Err(Error::InvalidMethod)
+fn method_bytes(bytes: &[u8], at: usize, max_len: usize) -> Result<(), Error> {
+    let room = max_len.saturating_sub(at).min(bytes.len());
+    let (within, over) = bytes.split_at(room);
+    if !within.iter().all(|&b| is_tchar(b)) {
+        return Err(Error::InvalidMethod);
+    }
+    match over.first() {
+        None => Ok(()),
+        Some(&b) if is_tchar(b) => Err(Error::MethodTooLong),
+        Some(_) => Err(Error::InvalidMethod),
     }
 }
 
@@ -653,7 +672,7 @@ fn method_bytes(bytes: &[u8]) -> Result<(), Error> {
 fn request_line(line: &[u8], limits: &Limits) -> Result<RequestLine, Error> {
     let sp1 = line.iter().position(|&b| b == b' ');
     let method = line.get(..sp1.unwrap_or(line.len())).unwrap_or_default();
-    method_bytes(method)?;
+    method_bytes(method, 0, limits.max_method_len)?;
     let sp1 = sp1.ok_or(Error::MalformedHead)?;
     if method.is_empty() {
         return Err(Error::InvalidMethod);

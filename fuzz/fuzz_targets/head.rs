@@ -47,6 +47,7 @@ fuzz_target!(|data: &[u8]| {
             max_head_len: 256,
             max_fields: 4,
             max_target_len: 16,
+            max_method_len: 8,
             ..Limits::DEFAULT
         }
     };

@@ -394,6 +394,7 @@ async fn framing_errors_get_4xx_and_close() {
         "GET / HTTP/1.1\r\nHost: t\r\nX-Big: {}\r\n\r\n",
         "b".repeat(200_000)
     );
+    let long_method = format!("{} / HTTP/1.1\r\nHost: t\r\n\r\n", "A".repeat(100_000));
     let many_fields = format!(
         "GET / HTTP/1.1\r\nHost: t\r\n{}\r\n",
         (0..150)
@@ -426,6 +427,8 @@ async fn framing_errors_get_4xx_and_close() {
         (long_target, 414),
         (long_field, 431),
         (many_fields, 431),
+        // RFC 9112 §3: a method longer than any implemented → 501.
+        (long_method, 501),
         // RFC 9112 §7.1: a bad chunk size in the body.
         (format!("POST /upload HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n+5\r\nhello\r\n0\r\n\r\n{smuggled}"), 400),
         // RFC 9112 §7.1: chunk data not followed by CRLF.
@@ -622,6 +625,34 @@ async fn concurrent_clients_get_complete_identical_livedata() {
                 None => reference = Some(body),
             }
         }
+    }
+}
+
+/// RFC 9112 §3: bytes that cannot start a request line (a TLS ClientHello
+/// sent to the plain-text port, NUL, 0xFF) get 400 as soon as they arrive,
+/// not 408 once the head timeout has passed.
+#[tokio::test]
+async fn bytes_that_cannot_start_a_request_get_400_at_once() {
+    let config = Config {
+        head_timeout: Duration::from_secs(30),
+        ..config()
+    };
+    let server = start_app(config).await;
+    let hello: &[u8] = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03";
+    for request in [hello, b"\x00", b"\xff\xff", b"\r\n\x16"] {
+        let started = std::time::Instant::now();
+        let all = roundtrip(server.addr, request).await;
+        assert_eq!(
+            status_of(&all),
+            Some(400),
+            "{request:?} got {:?}",
+            String::from_utf8_lossy(&all)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{request:?} answered after {:?}",
+            started.elapsed()
+        );
     }
 }
 

@@ -23,6 +23,11 @@ pub enum Error {
     // ---- request line -------------------------------------------------
     /// The method is not a token (RFC 9110 §9.1).
     InvalidMethod,
+    /// The method is longer than [`Limits::max_method_len`](crate::Limits),
+    /// so longer than any method the server implements: 501, as RFC 9112 §3
+    /// recommends. Reported as soon as the first byte over the limit
+    /// arrives, not once the head is too large (431).
+    MethodTooLong,
     /// The request-target is malformed or not allowed for the method
     /// (RFC 9112 §3.2).
     InvalidTarget,
@@ -124,7 +129,7 @@ impl Error {
             Error::TargetTooLong => 414,
             Error::HeadTooLarge | Error::TooManyFields => 431,
             Error::UnsupportedVersion => 505,
-            Error::UnknownTransferCoding => 501,
+            Error::UnknownTransferCoding | Error::MethodTooLong => 501,
             Error::BodyTooLarge => 413,
             Error::BodyOverflow | Error::BodyUnderflow | Error::InvalidStatus => 500,
             _ => 400,
@@ -135,6 +140,7 @@ impl Error {
     pub const fn as_str(self) -> &'static str {
         match self {
             Error::InvalidMethod => "invalid method",
+            Error::MethodTooLong => "method too long",
             Error::InvalidTarget => "invalid request target",
             Error::TargetTooLong => "request target too long",
             Error::UnsupportedVersion => "unsupported http version",
@@ -191,6 +197,8 @@ mod tests {
         assert_eq!(Error::MissingHost.status(), 400);
         assert_eq!(Error::TooManyFields.status(), 431);
         assert_eq!(Error::BodyTooLarge.status(), 413);
+        assert_eq!(Error::MethodTooLong.status(), 501);
+        assert_eq!(Error::MethodTooLong.to_string(), "method too long");
         assert_eq!(Error::InvalidChunkSize.to_string(), "invalid chunk size");
     }
 }

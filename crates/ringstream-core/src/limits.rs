@@ -24,6 +24,11 @@ pub struct Limits {
     /// Maximum length of the request-target, in bytes. Exceeding it answers
     /// 414. Default 8 KiB.
     pub max_target_len: usize,
+    /// Maximum length of the method, in bytes. A longer method is longer than
+    /// any the server implements and answers 501 (RFC 9112 §3), as soon as
+    /// its first byte over the limit arrives. Default 32 bytes (the longest
+    /// registered method, `UPDATEREDIRECTREF`, has 17).
+    pub max_method_len: usize,
     /// Maximum bytes of chunk extensions on one chunk-size line, in bytes.
     /// Default 1 KiB.
     pub max_chunk_ext_len: usize,
@@ -39,6 +44,7 @@ impl Limits {
         max_head_len: 16 * 1024,
         max_fields: 100,
         max_target_len: 8 * 1024,
+        max_method_len: 32,
         max_chunk_ext_len: 1024,
         max_trailers_len: 8 * 1024,
         max_trailer_fields: 32,

@@ -155,12 +155,33 @@ fn rfc9112_7_1_1_accepts_extensions_with_bws_tokens_and_quoted_strings() {
     accepts(b"3;a=\"x\" ;b\r\nabc\r\n0\r\n\r\n", b"abc");
 }
 
-/// Whitespace between the size (or an extension) and the CRLF is
-/// tolerated, as hyper does; it cannot change the chunk size.
+/// Whitespace between an extension and the CRLF is tolerated, as hyper
+/// does; it cannot change the chunk size.
 #[test]
-fn rfc9112_7_1_1_tolerates_whitespace_before_line_end() {
-    accepts(b"3 \r\nabc\r\n0\t\r\n\r\n", b"abc");
+fn rfc9112_7_1_1_tolerates_whitespace_after_an_extension() {
     accepts(b"3;a=b \r\nabc\r\n0\r\n\r\n", b"abc");
+    accepts(b"3;a\t\r\nabc\r\n0;b=\"c\" \r\n\r\n", b"abc");
+}
+
+/// RFC 9112 §7.1: `chunk-size [ chunk-ext ] CRLF`, and the BWS of
+/// `chunk-ext` only comes before a `;`: whitespace after the size with no
+/// extension after it is refused, on a data chunk or the last chunk, as
+/// soon as the CR arrives.
+#[test]
+fn rfc9112_7_1_rejects_whitespace_after_the_size_without_an_extension() {
+    rejects(b"5 \r\nhello\r\n0\r\n\r\n", Error::InvalidChunkSize);
+    rejects(b"5\t\r\nhello\r\n0\r\n\r\n", Error::InvalidChunkSize);
+    rejects(b"5 \t \r\nhello\r\n0\r\n\r\n", Error::InvalidChunkSize);
+    rejects(b"5\r\nhello\r\n0 \r\n\r\n", Error::InvalidChunkSize);
+    rejects(b"0\t\r\n\r\n", Error::InvalidChunkSize);
+    // A bare LF after the whitespace is still a bare LF.
+    rejects(b"5 \nhello\r\n0\r\n\r\n", Error::BareLf);
+    // Refused at the CR, before its LF or any data arrives.
+    let mut d = ChunkedDecoder::new(Limits::DEFAULT);
+    assert_eq!(d.decode(b"5 ").map(|p| p.consumed), Ok(2));
+    assert_eq!(d.decode(b"\r"), Err(Error::InvalidChunkSize));
+    // BWS before `;` stays valid.
+    accepts(b"5 ;ext\r\nhello\r\n0 \t;last\r\n\r\n", b"hello");
 }
 
 /// RFC 9112 §7.1.2: trailer fields follow the last chunk; values are

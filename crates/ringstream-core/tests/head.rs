@@ -129,6 +129,51 @@ fn reject(wire: &[u8], expected: Error) {
     reject_limits(wire, Limits::DEFAULT, expected)
 }
 
+/// Checks a rejected vector answers `expected` as soon as its first `at`
+/// bytes have arrived, not later: every shorter prefix is "need more", and
+/// the answer is the same whole, trickled, and split at every offset.
+fn reject_at_limits(wire: &[u8], at: usize, limits: Limits, expected: Error) {
+    let shown = String::from_utf8_lossy(&wire[..wire.len().min(80)]).into_owned();
+    reject_limits(wire, limits, expected);
+    let mut parser = HeadParser::new(limits);
+    for end in 0..at {
+        assert_eq!(
+            parse_with(&mut parser, &wire[..end], 128),
+            Ok(None),
+            "{shown:?}: answered after {end} bytes"
+        );
+    }
+    assert_eq!(
+        parse_with(&mut parser, &wire[..at], 128),
+        Err(expected),
+        "{shown:?}: not answered after {at} bytes"
+    );
+    assert_eq!(
+        parse_limits(&wire[..at], limits),
+        Err(expected),
+        "{shown:?}: first {at} bytes whole"
+    );
+    if wire.len() <= 4096 {
+        for split in 0..wire.len() {
+            let mut parser = HeadParser::new(limits);
+            let first = parse_with(&mut parser, &wire[..split], 128);
+            assert!(
+                first == Ok(None) || first == Err(expected),
+                "{shown:?}: split at {split}: {first:?}"
+            );
+            assert_eq!(
+                parse_with(&mut parser, wire, 128),
+                Err(expected),
+                "{shown:?}: split at {split}"
+            );
+        }
+    }
+}
+
+fn reject_at(wire: &[u8], at: usize, expected: Error) {
+    reject_at_limits(wire, at, Limits::DEFAULT, expected)
+}
+
 /// `GET / HTTP/1.1` with `Host: example.com` and the given extra field lines.
 fn get_with(fields: &str) -> Vec<u8> {
     format!("GET / HTTP/1.1\r\nHost: example.com\r\n{fields}\r\n").into_bytes()
@@ -199,11 +244,9 @@ fn rfc9112_3_2_host_optional_on_http10() {
     assert_eq!(p.fields.len(), 1);
 }
 
-/// RFC 9110 §7.2: an empty Host is what a client sends when the target has
-/// no authority; IP literals and ports are fine.
+/// RFC 9110 §7.2: IP literals, ports and an empty port are fine.
 #[test]
 fn rfc9110_7_2_host_values_accepted() {
-    accept(b"GET / HTTP/1.1\r\nHost:\r\n\r\n");
     accept(b"GET / HTTP/1.1\r\nHost: [2001:db8::1]:8080\r\n\r\n");
     accept(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n");
     accept(b"GET / HTTP/1.1\r\nHost: xn--bcher-kva.example\r\n\r\n");
@@ -455,6 +498,124 @@ fn rfc9110_9_1_method_must_be_a_token() {
         b"G\xc3\xa9T / HTTP/1.1\r\nHost: a\r\n\r\n",
         Error::InvalidMethod,
     );
+}
+
+/// RFC 9112 §2.2, §3 / RFC 9110 §5.6.2: after any empty lines the first
+/// byte of a request is a tchar; one that is not (NUL, 0xFF, the record
+/// header of a TLS ClientHello sent to a plain-text port, a space) is
+/// refused as soon as it arrives, without waiting for a line end that may
+/// never come.
+#[test]
+fn rfc9112_3_a_byte_that_cannot_start_a_request_is_refused_at_once() {
+    reject_at(b"\x00", 1, Error::InvalidMethod);
+    reject_at(b"\xff", 1, Error::InvalidMethod);
+    reject_at(b"\x16", 1, Error::InvalidMethod);
+    reject_at(b" ", 1, Error::InvalidMethod);
+    reject_at(b"\t", 1, Error::InvalidMethod);
+    reject_at(
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+        1,
+        Error::InvalidMethod,
+    );
+    reject_at(
+        b"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+        1,
+        Error::InvalidMethod,
+    );
+    // After empty lines, the first byte of the request line.
+    reject_at(b"\r\n\x16\x03\x01", 3, Error::InvalidMethod);
+    reject_at(b"\r\n\r\n\x00", 5, Error::InvalidMethod);
+    // A CR may wait for its LF; a bare LF or a CR then anything else is
+    // refused when it arrives.
+    let mut parser = HeadParser::new(Limits::DEFAULT);
+    assert_eq!(parse_with(&mut parser, b"\r", 8), Ok(None));
+    assert_eq!(parse_with(&mut parser, b"\r\n", 8), Ok(None));
+    reject_at(b"\n", 1, Error::MalformedHead);
+    reject_at(b"\r\x16", 2, Error::BareCr);
+    reject_at(b"\r\n\n", 3, Error::MalformedHead);
+}
+
+/// RFC 9110 §9.1: every method byte is checked as it arrives, not when the
+/// SP ending the method (or the line end) comes.
+#[test]
+fn rfc9110_9_1_a_non_token_method_byte_is_refused_on_arrival() {
+    reject_at(b"GET\x00", 4, Error::InvalidMethod);
+    reject_at(
+        b"G\xffT / HTTP/1.1\r\nHost: a\r\n\r\n",
+        2,
+        Error::InvalidMethod,
+    );
+    reject_at(
+        b"PO(ST / HTTP/1.1\r\nHost: a\r\n\r\n",
+        3,
+        Error::InvalidMethod,
+    );
+    reject_at(
+        b"GET\t/ HTTP/1.1\r\nHost: a\r\n\r\n",
+        4,
+        Error::InvalidMethod,
+    );
+    reject_at(b"\r\nGE\x01T / HTTP/1.1\r\n", 5, Error::InvalidMethod);
+    // A method without a SP is refused when its line ends, the same way
+    // whole or trickled.
+    reject_at(b"GET\r\nHost: a\r\n\r\n", 5, Error::MalformedHead);
+    reject_at(b"G\x00T\r\n", 2, Error::InvalidMethod);
+    // The tchars that are not letters are valid method bytes.
+    let p = accept(b"M-1.!#$%&'*+^_`|~ / HTTP/1.1\r\nHost: a\r\n\r\n");
+    assert_eq!(p.method, "M-1.!#$%&'*+^_`|~");
+}
+
+/// RFC 9112 §3: a method longer than any the server implements SHOULD get
+/// 501. A 100 KB method is refused as soon as its byte past
+/// `max_method_len` arrives, not as a too-large head (431) once 16 KiB have.
+#[test]
+fn rfc9112_3_overlong_method_is_501_as_soon_as_the_limit_is_passed() {
+    let max = Limits::DEFAULT.max_method_len;
+    let long = "A".repeat(100 * 1024);
+    let wire = format!("{long} / HTTP/1.1\r\nHost: a\r\n\r\n");
+    reject_at(wire.as_bytes(), max + 1, Error::MethodTooLong);
+    assert_eq!(Error::MethodTooLong.status(), 501);
+    // No SP, no line end at all.
+    reject_at(long.as_bytes(), max + 1, Error::MethodTooLong);
+    // Split at every offset, and after empty lines.
+    let wire = format!("{} / HTTP/1.1\r\nHost: a\r\n\r\n", "M".repeat(max + 1));
+    reject_at(wire.as_bytes(), max + 1, Error::MethodTooLong);
+    let wire = format!("\r\n\r\n{} / HTTP/1.1\r\n", "M".repeat(max + 1));
+    reject_at(wire.as_bytes(), max + 5, Error::MethodTooLong);
+    // A method of exactly the limit is fine.
+    let wire = format!("{} / HTTP/1.1\r\nHost: a\r\n\r\n", "M".repeat(max));
+    assert_eq!(accept(wire.as_bytes()).method.len(), max);
+    // The first offending byte decides: a non-token byte at the limit is an
+    // invalid method, a token byte there a method too long.
+    let wire = format!("{}\x00 / HTTP/1.1\r\n", "M".repeat(max));
+    reject_at(wire.as_bytes(), max + 1, Error::InvalidMethod);
+    let wire = format!("{}M\x00 / HTTP/1.1\r\n", "M".repeat(max));
+    reject_at(wire.as_bytes(), max + 1, Error::MethodTooLong);
+    // A complete request line is judged the same way.
+    let wire = format!("{}M\r\n", "M".repeat(max));
+    reject_at(wire.as_bytes(), max + 1, Error::MethodTooLong);
+}
+
+/// `Limits::max_method_len` is inclusive and configurable.
+#[test]
+fn max_method_len_is_configurable() {
+    let limits = Limits {
+        max_method_len: 4,
+        ..Limits::DEFAULT
+    };
+    accept_limits(b"POST / HTTP/1.1\r\nHost: a\r\n\r\n", limits);
+    reject_at_limits(
+        b"PATCH / HTTP/1.1\r\nHost: a\r\n\r\n",
+        5,
+        limits,
+        Error::MethodTooLong,
+    );
+    let limits = Limits {
+        max_method_len: 0,
+        ..Limits::DEFAULT
+    };
+    reject_at_limits(b"GET / HTTP/1.1\r\n", 1, limits, Error::MethodTooLong);
+    reject_at_limits(b"\x16\x03\x01", 1, limits, Error::InvalidMethod);
 }
 
 /// RFC 9112 §3: `method SP request-target SP HTTP-version`, single spaces.
@@ -742,6 +903,38 @@ fn rfc9112_3_2_two_host_fields() {
         b"GET / HTTP/1.0\r\nHost: a\r\nHOST: b\r\n\r\n",
         Error::DuplicateHost,
     );
+}
+
+/// RFC 9112 §3.2: an empty Host says the target has no authority, but an
+/// HTTP/1.1 request needs one (an origin-form target has none but the one
+/// Host carries): 400, whatever the target form. HTTP/1.0 may leave Host
+/// out, and an empty one is taken the same way.
+#[test]
+fn rfc9112_3_2_empty_host_on_http11_is_400() {
+    for wire in [
+        &b"GET / HTTP/1.1\r\nHost:\r\n\r\n"[..],
+        b"GET / HTTP/1.1\r\nHost: \t \r\n\r\n",
+        b"GET / HTTP/1.1\r\nAccept: */*\r\nhost:\r\nX-A: 1\r\n\r\n",
+        b"OPTIONS * HTTP/1.1\r\nHost:\r\n\r\n",
+        b"GET http://example.com/ HTTP/1.1\r\nHost:\r\n\r\n",
+        b"CONNECT example.com:443 HTTP/1.1\r\nHost:\r\n\r\n",
+    ] {
+        reject(wire, Error::InvalidHost);
+    }
+    assert_eq!(Error::InvalidHost.status(), 400);
+    // Fields are judged in order: an empty first Host is the error before
+    // a second Host is.
+    reject(
+        b"GET / HTTP/1.1\r\nHost:\r\nHost: a\r\n\r\n",
+        Error::InvalidHost,
+    );
+    reject(
+        b"GET / HTTP/1.1\r\nHost: a\r\nHost:\r\n\r\n",
+        Error::DuplicateHost,
+    );
+    let p = accept(b"GET / HTTP/1.0\r\nHost:\r\n\r\n");
+    assert_eq!(p.version, Version::Http10);
+    accept(b"GET / HTTP/1.0\r\n\r\n");
 }
 
 /// RFC 9112 §3.2 / RFC 9110 §7.2: a Host value that is not uri-host[:port].
@@ -1131,7 +1324,7 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
         check_consistent(&bytes, Limits::DEFAULT);
-        check_consistent(&bytes, Limits { max_head_len: 64, max_fields: 2, max_target_len: 8, ..Limits::DEFAULT });
+        check_consistent(&bytes, Limits { max_head_len: 64, max_fields: 2, max_target_len: 8, max_method_len: 4, ..Limits::DEFAULT });
     }
 
     /// Mutations of valid heads (replace, insert, delete bytes) never panic

@@ -347,8 +347,11 @@ impl LengthDecoder {
 /// - every line ends in CRLF: a bare LF or bare CR is an error;
 /// - chunk extensions follow `*( BWS ";" BWS name [ BWS "=" BWS value ] )`
 ///   with token or quoted-string values, are ignored, and may total at most
-///   [`Limits::max_chunk_ext_len`] bytes per line; whitespace before the CRLF
-///   that ends the line is tolerated;
+///   [`Limits::max_chunk_ext_len`] bytes per line;
+/// - whitespace after the chunk size must be followed by `;` and an
+///   extension (RFC 9112 §7.1: `chunk-size [ chunk-ext ] CRLF`), so `5 \r\n`
+///   is [`Error::InvalidChunkSize`]; whitespace after an extension, before
+///   the CRLF that ends the line, is tolerated;
 /// - trailer lines are `name ":" OWS value OWS`; no obs-fold, no space before
 ///   the colon, and none of the framing fields `Content-Length`,
 ///   `Transfer-Encoding` or `Host` (RFC 9110 §6.5.1).
@@ -402,7 +405,7 @@ enum State {
     SizeStart,
     /// Inside the chunk-size digits.
     Size,
-    /// Whitespace after the size: `;` or the line end must follow.
+    /// Whitespace after the size: more whitespace or `;` must follow.
     SizeBws,
     /// After `;`: optional whitespace, then an extension name.
     ExtNameStart,
@@ -755,11 +758,12 @@ impl ChunkedDecoder {
     }
 }
 
+/// Whitespace after the chunk size is the BWS before a `;` (RFC 9112
+/// §7.1.1): without an extension after it, it is not part of the line.
 fn size_bws(b: u8) -> Result<State, Error> {
     match b {
         b' ' | b'\t' => Ok(State::SizeBws),
         b';' => Ok(State::ExtNameStart),
-        b'\r' => Ok(State::SizeLf),
         b'\n' => Err(Error::BareLf),
         _ => Err(Error::InvalidChunkSize),
     }

@@ -25,6 +25,16 @@
 //!   where a line ends is a request-smuggling vector, so ringstream refuses.
 //! - **Empty lines before the request line** (RFC 9112 §2.2) are skipped;
 //!   they count towards [`RequestHead::head_len`] and the head-size limit.
+//! - **Method** (RFC 9112 §3, RFC 9110 §9.1): after any empty lines, every
+//!   byte up to the first SP must be a tchar, and each is checked as it
+//!   arrives: a byte that cannot start a request (NUL, 0xFF, the `0x16` of
+//!   a TLS handshake sent to a plain-text port, a space) is
+//!   [`Error::InvalidMethod`] at once, without waiting for a line end or
+//!   for the head timeout. A method longer than [`Limits::max_method_len`]
+//!   is longer than any the server implements: [`Error::MethodTooLong`]
+//!   (501, as RFC 9112 §3 recommends), as soon as its first byte over the
+//!   limit arrives, rather than [`Error::HeadTooLarge`] once the whole head
+//!   limit is used up.
 //! - **Whitespace** before the first field is
 //!   [`Error::WhitespaceBeforeFirstField`], a later line starting with
 //!   whitespace (obs-fold) is [`Error::ObsFold`], whitespace between a field
@@ -43,10 +53,15 @@
 //!   well-formed `HTTP/d.d` is [`Error::UnsupportedVersion`] (505), anything
 //!   else [`Error::MalformedHead`].
 //! - **Host** (RFC 9112 §3.2, RFC 9110 §7.2): exactly one on HTTP/1.1, at most
-//!   one on HTTP/1.0; its value is empty or `uri-host[:port]` with a port of
-//!   at most 65535 ([`Error::InvalidHost`]). For an absolute-form target the
-//!   target's authority is the one that counts and `Host` is not compared
-//!   with it.
+//!   one on HTTP/1.0; its value is `uri-host[:port]` with a non-empty host
+//!   and a port of at most 65535, else [`Error::InvalidHost`]. An empty
+//!   value, which a client sends only for a target without an authority, is
+//!   [`Error::InvalidHost`] on HTTP/1.1: every target ringstream accepts has
+//!   an authority, and an origin-form or asterisk-form target has none but
+//!   the one `Host` carries. On HTTP/1.0, where `Host` may be left out, an
+//!   empty value is taken like a missing one. For an absolute-form target
+//!   the target's authority is the one that counts and `Host` is not
+//!   compared with it.
 //! - **Body framing** (RFC 9112 §6.3): see [`RequestHead::framing`]. A
 //!   request carrying both `Content-Length` and `Transfer-Encoding` is
 //!   rejected ([`Error::ContentLengthWithTransferEncoding`]) rather than
@@ -62,15 +77,18 @@
 //! answer does not depend on how the bytes were split between calls. A
 //! line is judged once its end arrives: a bare CR or LF ends it (and is the
 //! error) before the line's own content is judged, except in the request
-//! line, whose method and target length are checked as their bytes arrive
-//! (so an invalid method or an overlong target is reported even when a bad
-//! line end follows). Within the request line the checks run method,
-//! target length, version, target form. The fields are then interpreted in
+//! line, whose method bytes and target length are checked as their bytes
+//! arrive (so an invalid method or an overlong target is reported even when
+//! a bad line end follows, or before any line end has arrived). Within the
+//! request line the checks run method bytes (in order, each either not a
+//! tchar, [`Error::InvalidMethod`], or one past the method limit,
+//! [`Error::MethodTooLong`]), the SP after the method, target length,
+//! version, target form. The fields are then interpreted in
 //! order (`Host` and `Content-Length` values), after which come the missing
 //! `Host`, `Transfer-Encoding` on HTTP/1.0, both `Content-Length` and
 //! `Transfer-Encoding`, and the transfer codings.
 
-use super::{is_field_value, is_token, BodyFraming, Version};
+use super::{is_field_value, is_tchar, is_token, BodyFraming, Version};
 use crate::{Error, Limits};
 
 /// The most fields a head may carry, whatever [`Limits::max_fields`] says:
@@ -336,7 +354,7 @@ impl Scan {
 
 impl HeadParser {
     /// A parser enforcing `limits` (`max_head_len`, `max_fields` clamped to
-    /// [`MAX_FIELDS`], `max_target_len`).
+    /// [`MAX_FIELDS`], `max_target_len`, `max_method_len`).
     ///
     /// # Examples
     ///
@@ -407,7 +425,8 @@ impl HeadParser {
     /// particular [`Error::HeadTooLarge`] as soon as `buf` holds more than
     /// `max_head_len` bytes without a complete head, and
     /// [`Error::TargetTooLong`] as soon as the request-target grows past
-    /// `max_target_len`, even before the head is complete.
+    /// `max_target_len`, and [`Error::MethodTooLong`] as soon as the method
+    /// grows past `max_method_len`, even before the head is complete.
     /// [`Error::TooManyFields`] is final when the head has more fields than
     /// the limits allow; when only `fields` is too short, the same call
     /// with more storage succeeds.
@@ -546,8 +565,7 @@ fn ends_in_crlf(buf: &[u8], end: usize, limit: usize) -> bool {
 }
 
 /// Checks the request-line bytes `buf[from..to]` (no CR or LF among them)
-/// as they arrive: the method once its SP arrives, the target length as it
-/// grows.
+/// as they arrive: each method byte, the target length as it grows.
 fn track_request_line(
     s: &mut Scan,
     buf: &[u8],
@@ -560,12 +578,17 @@ fn track_request_line(
         Some(sp) => sp,
         None => {
             let seg = buf.get(from..to).unwrap_or_default();
-            let Some(off) = seg.iter().position(|&b| b == b' ') else {
+            let sp = seg.iter().position(|&b| b == b' ');
+            method_bytes(
+                seg.get(..sp.unwrap_or(seg.len())).unwrap_or_default(),
+                from.saturating_sub(s.line_start),
+                limits.max_method_len,
+            )?;
+            let Some(off) = sp else {
                 return Ok(());
             };
             let sp = from + off;
-            let method = buf.get(s.line_start..sp).unwrap_or_default();
-            if !is_token(method) {
+            if sp == s.line_start {
                 return Err(Error::InvalidMethod);
             }
             s.first_sp = Some(sp);
@@ -623,15 +646,35 @@ struct RequestLine {
     target_len: usize,
 }
 
+/// Checks bytes of a method, in order, the first being byte `at` of the
+/// method (RFC 9110 §9.1, §5.6.2; RFC 9112 §3): each must be a tchar
+/// ([`Error::InvalidMethod`]), and a tchar past `max_len` bytes is
+/// [`Error::MethodTooLong`]. So a byte that cannot start or continue a
+/// request line, or a method longer than any the server implements, is
+/// refused on arrival rather than when its line ends.
+fn method_bytes(bytes: &[u8], at: usize, max_len: usize) -> Result<(), Error> {
+    let room = max_len.saturating_sub(at).min(bytes.len());
+    let (within, over) = bytes.split_at(room);
+    if !within.iter().all(|&b| is_tchar(b)) {
+        return Err(Error::InvalidMethod);
+    }
+    match over.first() {
+        None => Ok(()),
+        Some(&b) if is_tchar(b) => Err(Error::MethodTooLong),
+        Some(_) => Err(Error::InvalidMethod),
+    }
+}
+
 /// Validates a whole request line (without its CRLF): `method SP target SP
-/// version`, checked in that order.
+/// version`, checked in that order. The method bytes are checked before
+/// the SP ending the method is looked for, as [`track_request_line`] does
+/// while the line arrives.
 fn request_line(line: &[u8], limits: &Limits) -> Result<RequestLine, Error> {
-    let sp1 = line
-        .iter()
-        .position(|&b| b == b' ')
-        .ok_or(Error::MalformedHead)?;
-    let method = line.get(..sp1).unwrap_or_default();
-    if !is_token(method) {
+    let sp1 = line.iter().position(|&b| b == b' ');
+    let method = line.get(..sp1.unwrap_or(line.len())).unwrap_or_default();
+    method_bytes(method, 0, limits.max_method_len)?;
+    let sp1 = sp1.ok_or(Error::MalformedHead)?;
+    if method.is_empty() {
         return Err(Error::InvalidMethod);
     }
     let rest = line.get(sp1 + 1..).unwrap_or_default();
@@ -842,7 +885,16 @@ fn interpret(fields: &[Field<'_>], version: Version) -> Result<Meaning, Error> {
             if hosts > 1 {
                 return Err(Error::DuplicateHost);
             }
-            if !f.value.is_empty() && !is_host_port(f.value, false) {
+            // An empty value says the target has no authority (RFC 9112
+            // §3.2), but every target form needs one: HTTP/1.1 must carry
+            // it in `Host`. HTTP/1.0 may omit `Host`, and an empty one means
+            // the same there.
+            let valid = if f.value.is_empty() {
+                !http11
+            } else {
+                is_host_port(f.value, false)
+            };
+            if !valid {
                 return Err(Error::InvalidHost);
             }
         } else if name.eq_ignore_ascii_case("content-length") {

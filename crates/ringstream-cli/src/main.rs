@@ -49,6 +49,10 @@ struct ServeArgs {
     /// Seconds one read of a request body may wait for data.
     #[arg(long, default_value_t = 30)]
     body_read_timeout: u64,
+    /// Slowest request body allowed, in bytes per second, after the first
+    /// --body-read-timeout seconds (0: no minimum).
+    #[arg(long, default_value_t = 500)]
+    body_min_rate: u64,
     /// Seconds writing a response may make no progress (a client that
     /// reads nothing) before the connection is closed.
     #[arg(long, default_value_t = 30)]
@@ -91,6 +95,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             head_timeout: Duration::from_secs(args.head_timeout),
             idle_timeout: Duration::from_secs(args.idle_timeout),
             body_read_timeout: Duration::from_secs(args.body_read_timeout),
+            body_min_rate: args.body_min_rate,
             write_timeout: Duration::from_secs(args.write_timeout),
             shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
             ..Config::default()

@@ -154,3 +154,49 @@ async fn a_client_that_never_reads_is_dropped_at_the_write_deadline() {
     }
     drop(socket);
 }
+
+/// A body trickled a byte at a time, each byte within the per-read
+/// timeout, is cut once it falls below the minimum rate: 408 and close.
+#[tokio::test]
+async fn a_trickled_body_is_cut_at_the_minimum_rate() {
+    let config = Config {
+        body_read_timeout: Duration::from_millis(400),
+        body_min_rate: 100,
+        ..Config::default()
+    };
+    let service = service_fn(|req: Request<Incoming>| async move {
+        let mut body = req.into_body();
+        let read = body.read_all().await;
+        Ok::<_, Infallible>(Response::new(format!("{:?}", read.map(|b| b.len()))))
+    });
+    let server = start(service, config).await;
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    socket
+        .write_all(b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    // One byte every 100 ms: each read waits far less than the per-read
+    // timeout, but 10 bytes/s is far below the minimum rate.
+    let trickle = async {
+        for _ in 0..100 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if socket.write_all(b"x").await.is_err() {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), trickle)
+        .await
+        .ok();
+    let all = tokio::time::timeout(Duration::from_secs(5), read_to_close(&mut socket))
+        .await
+        .expect("the server closes the connection");
+    assert_eq!(
+        common::status_of(&all),
+        Some(408),
+        "{}",
+        String::from_utf8_lossy(&all)
+    );
+    assert!(started.elapsed() < Duration::from_secs(8));
+}

@@ -38,8 +38,15 @@ pub struct Config {
     /// before it is closed quietly. Default 60 s.
     pub idle_timeout: Duration,
     /// How long one read of a request body may wait for data; the body then
-    /// fails with a timeout and the connection closes. Default 30 s.
+    /// fails with a timeout (408) and the connection closes. Default 30 s.
     pub body_read_timeout: Duration,
+    /// The slowest a request body may arrive as a whole, in bytes per
+    /// second; 0 turns the check off. The body may take
+    /// [`body_read_timeout`](Self::body_read_timeout) plus one second for
+    /// every `body_min_rate` bytes received (as Apache's `mod_reqtimeout`),
+    /// so a client trickling a byte now and then cannot hold a connection
+    /// by resetting the per-read timeout. Default 500 bytes/s.
+    pub body_min_rate: u64,
     /// Maximum connections served at once; further clients wait in the
     /// listen backlog (accept waits instead of failing). Default 1,024.
     pub max_connections: usize,
@@ -67,6 +74,7 @@ impl Default for Config {
             head_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             body_read_timeout: Duration::from_secs(30),
+            body_min_rate: 500,
             max_connections: 1024,
             drain_limit: 64 * 1024,
             write_timeout: Duration::from_secs(30),

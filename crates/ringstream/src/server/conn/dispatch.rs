@@ -29,6 +29,12 @@ pub(super) struct BodyPump {
     timer: Option<Pin<Box<Sleep>>>,
     timer_armed: bool,
     timeout: std::time::Duration,
+    /// The slowest transfer allowed (bytes per second; 0: none), and what
+    /// it is measured over: when the first read of the body began, and
+    /// the body bytes received since.
+    min_rate: u64,
+    started: Option<tokio::time::Instant>,
+    received: u64,
 }
 
 /// A failure of the request body (framing, timeout, I/O) that ends the
@@ -56,6 +62,9 @@ where
             timer: None,
             timer_armed: false,
             timeout: self.config.body_read_timeout,
+            min_rate: self.config.body_min_rate,
+            started: None,
+            received: 0,
         };
         if pump.complete {
             return (Incoming::empty(), pump);
@@ -136,10 +145,16 @@ impl BodyPump {
         if let Some(invitation) = exchange.body_wanted() {
             stream.buffer_write(invitation);
         }
+        if self.min_rate > 0 && self.started.is_none() {
+            self.started = Some(tokio::time::Instant::now());
+        }
         match poll_body(stream, &mut self.decoder, cx) {
             Poll::Pending => self.poll_timeout(cx),
             Poll::Ready(Ok(pulled)) => {
                 self.timer_armed = false;
+                if let Pulled::Data(data) = &pulled {
+                    self.received += data.len() as u64;
+                }
                 let end = matches!(pulled, Pulled::End(_));
                 sender.shared.put_from(Ok(pulled), cx);
                 if end {
@@ -157,13 +172,23 @@ impl BodyPump {
     }
 
     /// No body bytes yet: arm the per-read timeout, and fail the body when
-    /// it has run out.
+    /// it has run out or when the body as a whole is slower than the
+    /// minimum rate allows.
     fn poll_timeout(&mut self, cx: &mut Context<'_>) -> Result<bool, BodyFailure> {
-        let deadline = tokio::time::Instant::now() + self.timeout;
+        let now = tokio::time::Instant::now();
+        let started = *self.started.get_or_insert(now);
+        let mut deadline = now + self.timeout;
+        let mut why = "request body read";
+        if let Some(allowed) = self.rate_deadline(started) {
+            if allowed < deadline {
+                deadline = allowed;
+                why = "request body too slow";
+            }
+        }
         let timer = self
             .timer
             .get_or_insert_with(|| Box::pin(sleep_until(deadline)));
-        if !self.timer_armed {
+        if !self.timer_armed || why != "request body read" {
             timer.as_mut().reset(deadline);
             self.timer_armed = true;
         }
@@ -171,9 +196,21 @@ impl BodyPump {
             return Ok(false);
         }
         if let Some(sender) = self.sender.take() {
-            sender.shared.put(Err(Error::TimedOut("request body read")));
+            sender.shared.put(Err(Error::TimedOut(why)));
         }
-        Err(BodyFailure(Error::TimedOut("request body read")))
+        Err(BodyFailure(Error::TimedOut(why)))
+    }
+
+    /// When the body has taken longer than the minimum rate allows (as
+    /// Apache's `mod_reqtimeout`: the read timeout to begin with, plus one
+    /// second for every `min_rate` bytes received).
+    fn rate_deadline(&self, started: tokio::time::Instant) -> Option<tokio::time::Instant> {
+        if self.min_rate == 0 {
+            return None;
+        }
+        let earned =
+            std::time::Duration::from_secs_f64(self.received as f64 / self.min_rate as f64);
+        started.checked_add(self.timeout)?.checked_add(earned)
     }
 }
 

@@ -200,3 +200,97 @@ async fn a_trickled_body_is_cut_at_the_minimum_rate() {
     );
     assert!(started.elapsed() < Duration::from_secs(8));
 }
+
+/// A response body that sends `size` bytes every `period`, forever: a
+/// stream of events (SSE-like).
+struct Ticks {
+    interval: tokio::time::Interval,
+    size: usize,
+}
+
+impl http_body::Body for Ticks {
+    type Data = bytes::Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, Infallible>>> {
+        std::task::ready!(self.interval.poll_tick(cx));
+        let frame = http_body::Frame::data(bytes::Bytes::from(vec![b'x'; self.size]));
+        std::task::Poll::Ready(Some(Ok(frame)))
+    }
+}
+
+/// A server whose connections have small send buffers (a listener's
+/// buffer sizes pass to the sockets it accepts), so that a client that
+/// reads little soon makes writes wait.
+fn start_small_buffers<S, B>(
+    service: S,
+    config: Config,
+) -> (std::net::SocketAddr, Arc<ringstream::server::Metrics>)
+where
+    S: tower_service::Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Into<ringstream::BoxError>,
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<ringstream::BoxError>,
+{
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_send_buffer_size(8192).unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(16).unwrap();
+    let server = ringstream::server::Server::from_listener(listener).with_config(config);
+    let addr = server.local_addr().unwrap();
+    let metrics = server.metrics();
+    tokio::spawn(
+        server
+            .serve(service)
+            .with_graceful_shutdown(std::future::pending::<()>()),
+    );
+    (addr, metrics)
+}
+
+/// A client connected with a small receive buffer.
+async fn connect_small_window(addr: std::net::SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// An event stream whose subscriber stopped reading is dropped at the
+/// write deadline even though new events keep coming: an event that only
+/// joins the write buffer is no progress.
+#[tokio::test]
+async fn a_stream_subscriber_that_stopped_reading_is_dropped() {
+    let config = Config {
+        write_timeout: Duration::from_millis(300),
+        ..Config::default()
+    };
+    let service = service_fn(|_req: Request<Incoming>| async {
+        let mut interval = tokio::time::interval(Duration::from_millis(5));
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        Ok::<_, Infallible>(Response::new(Ticks { interval, size: 64 }))
+    });
+    let (addr, metrics) = start_small_buffers(service, config);
+    let mut socket = connect_small_window(addr).await;
+    socket
+        .write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    while metrics.connections_accepted() == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // 12.8 KB/s: the socket buffers (about 17 KB) fill in under 2 s; 64 KiB
+    // more in the write buffer would take 5 s more.
+    while metrics.connections_open() > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "the server still holds a subscriber that reads nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(socket);
+}

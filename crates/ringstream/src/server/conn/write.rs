@@ -216,10 +216,13 @@ impl BodyOut {
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
+        // Only a write that went through is progress: a frame that merely
+        // joins the write buffer leaves the stall deadline as it is.
+        let mut wrote = false;
         if stream.pending_write() >= stream.options().minimum_write_size {
             let before = stream.pending_write();
             match stream.poll_flush_buffer(cx) {
-                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Ok(())) => wrote = true,
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(Error::Io(e))),
                 Poll::Pending => {
                     let moved = stream.pending_write() != before;
@@ -230,7 +233,10 @@ impl BodyOut {
         if let Some(frame) = &mut self.pending {
             let before = frame.written;
             match frame.poll_write(stream, cx) {
-                Poll::Ready(Ok(())) => self.pending = None,
+                Poll::Ready(Ok(())) => {
+                    self.pending = None;
+                    wrote = true;
+                }
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(Error::Io(e))),
                 Poll::Pending => {
                     let moved = frame.written != before;
@@ -238,7 +244,9 @@ impl BodyOut {
                 }
             }
         }
-        self.stall.progressed();
+        if wrote {
+            self.stall.progressed();
+        }
         Poll::Ready(Ok(()))
     }
 

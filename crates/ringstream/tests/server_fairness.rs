@@ -294,3 +294,68 @@ async fn a_stream_subscriber_that_stopped_reading_is_dropped() {
     }
     drop(socket);
 }
+
+/// A client that reads slowly but steadily gets its whole response, even
+/// when sending what is left in the write buffer takes far longer than
+/// the write timeout: only a write that makes no progress times out.
+#[tokio::test]
+async fn a_slow_but_steady_reader_gets_the_whole_response() {
+    use tokio::io::AsyncReadExt;
+    const LEN: usize = 60 * 1024;
+    let config = Config {
+        write_timeout: Duration::from_secs(1),
+        ..Config::default()
+    };
+    // Small frames, all ready: they stay in the write buffer (below its
+    // minimum write size) until the final flush.
+    let service = service_fn(|_req: Request<Incoming>| async {
+        let mut response = Response::new(Frames { left: LEN / 1024 });
+        response
+            .headers_mut()
+            .insert(http::header::CONTENT_LENGTH, LEN.into());
+        Ok::<_, Infallible>(response)
+    });
+    let (addr, _metrics) = start_small_buffers(service, config);
+    let mut socket = connect_small_window(addr).await;
+    socket
+        .write_all(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 2048];
+    // About 20 KB/s, a read every 100 ms: sending the 60 KB left in the
+    // write buffer takes some 2 s, each wait far shorter than the timeout.
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        match socket.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
+    let body_at = got.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    assert_eq!(got.len() - body_at, LEN, "the response was cut short");
+}
+
+/// A body of `left` frames of 1 KiB, all ready at once.
+struct Frames {
+    left: usize,
+}
+
+impl http_body::Body for Frames {
+    type Data = bytes::Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, Infallible>>> {
+        if self.left == 0 {
+            return std::task::Poll::Ready(None);
+        }
+        self.left -= 1;
+        let frame = http_body::Frame::data(bytes::Bytes::from(vec![b'y'; 1024]));
+        std::task::Poll::Ready(Some(Ok(frame)))
+    }
+}

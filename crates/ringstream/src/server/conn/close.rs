@@ -97,17 +97,28 @@ where
         let _ = timeout_at(write_deadline, self.stream.close()).await;
     }
 
-    /// Sends what is buffered, within the write timeout. A flush that
-    /// completes at once (the common case) costs no timer.
+    /// Sends what is buffered; fails once nothing has moved for the write
+    /// timeout (every byte the client takes pushes the deadline back). A
+    /// flush that completes at once (the common case) costs no timer.
     pub(super) async fn flush_within_deadline(&mut self) -> Result<(), crate::Error> {
         let timeout = self.config.write_timeout;
         let stream = &mut self.stream;
         let mut timer: Option<Pin<Box<Sleep>>> = None;
         poll_fn(|cx| {
+            let before = stream.pending_write();
             if let Poll::Ready(flushed) = stream.poll_flush_all(cx) {
                 return Poll::Ready(flushed.map_err(crate::Error::Io));
             }
-            let timer = timer.get_or_insert_with(|| Box::pin(sleep(timeout)));
+            let moved = stream.pending_write() != before;
+            let timer = match &mut timer {
+                Some(timer) => {
+                    if moved {
+                        timer.as_mut().reset(tokio::time::Instant::now() + timeout);
+                    }
+                    timer
+                }
+                None => timer.insert(Box::pin(sleep(timeout))),
+            };
             match timer.as_mut().poll(cx) {
                 Poll::Ready(()) => Poll::Ready(Err(crate::Error::TimedOut("response write"))),
                 Poll::Pending => Poll::Pending,

@@ -359,3 +359,35 @@ impl http_body::Body for Frames {
         std::task::Poll::Ready(Some(Ok(frame)))
     }
 }
+
+/// A connection closed by the end of the shutdown grace period is counted
+/// closed like any other: no connection is open once the server is done.
+#[tokio::test]
+async fn connections_closed_at_the_shutdown_deadline_are_counted() {
+    let config = Config {
+        shutdown_timeout: Duration::from_millis(200),
+        ..Config::default()
+    };
+    let service = service_fn(|_req: Request<Incoming>| async {
+        std::future::pending::<()>().await;
+        Ok::<_, Infallible>(Response::new(String::new()))
+    });
+    let server = start(service, config).await;
+    let metrics = server.metrics.clone();
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    socket
+        .write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while metrics.requests() == 0 {
+        assert!(Instant::now() < deadline, "the request was not read");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::timeout(Duration::from_secs(5), server.shutdown())
+        .await
+        .expect("the shutdown ends")
+        .unwrap();
+    assert_eq!(metrics.connections_open(), 0);
+    drop(socket);
+}

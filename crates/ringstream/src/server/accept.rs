@@ -122,11 +122,28 @@ async fn serve_one<T, S, B>(
     B: Body,
     B::Error: Into<BoxError>,
 {
+    // Counted closed however the task ends: at its end, aborted at the
+    // shutdown deadline, or unwound by a panicking service.
+    let _open = OpenConnection {
+        metrics,
+        _permit: permit,
+    };
     if let Err(e) = conn.run().await {
         tracing::debug!(%peer, error = %e, "connection ended with an error");
     }
-    metrics.record_connection_closed();
-    drop(permit);
+}
+
+/// A served connection's slot and its place in `connections_open`, both
+/// given back when dropped.
+struct OpenConnection {
+    metrics: Arc<Metrics>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.metrics.record_connection_closed();
+    }
 }
 
 /// Lets the connections finish within `grace`, then closes the rest.

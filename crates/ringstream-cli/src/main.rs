@@ -146,26 +146,35 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })
 }
 
-/// Ctrl-C, and SIGTERM on Unix, heard as many times as they come.
+/// Ctrl-C, and SIGTERM on Unix, heard as many times as they come. On Unix
+/// both handlers are installed when this is made (`ctrl_c()` would install
+/// SIGINT's only when first polled, leaving the default action, exit, to a
+/// Ctrl-C that comes first), and a signal between two `recv` calls is kept.
 struct Signals {
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
     #[cfg(unix)]
     term: Option<tokio::signal::unix::Signal>,
 }
 
 impl Signals {
     fn new() -> Signals {
+        #[cfg(unix)]
+        let listen = |kind| tokio::signal::unix::signal(kind).ok();
         Signals {
             #[cfg(unix)]
-            term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
+            int: listen(tokio::signal::unix::SignalKind::interrupt()),
+            #[cfg(unix)]
+            term: listen(tokio::signal::unix::SignalKind::terminate()),
         }
     }
 
     /// The next Ctrl-C or SIGTERM.
     async fn recv(&mut self) {
         #[cfg(unix)]
-        if let Some(term) = &mut self.term {
+        if let (Some(int), Some(term)) = (&mut self.int, &mut self.term) {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
+                _ = int.recv() => {}
                 _ = term.recv() => {}
             }
             return;
@@ -186,7 +195,7 @@ const SPARE_FILES: u64 = 64;
 fn check_open_files(max_connections: usize) {
     #[cfg(unix)]
     {
-        let needed = max_connections as u64 + SPARE_FILES;
+        let needed = (max_connections as u64).saturating_add(SPARE_FILES);
         let mut limit = libc::rlimit {
             rlim_cur: 0,
             rlim_max: 0,

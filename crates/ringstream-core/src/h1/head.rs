@@ -88,7 +88,7 @@
 //! `Host`, `Transfer-Encoding` on HTTP/1.0, both `Content-Length` and
 //! `Transfer-Encoding`, and the transfer codings.
 
-use super::{is_field_value, is_tchar, is_token, BodyFraming, Version};
+use super::{is_field_value, is_tchar_byte, is_token, BodyFraming, Version};
 use crate::{Error, Limits};
 
 /// The most fields a head may carry, whatever [`Limits::max_fields`] says:
@@ -652,15 +652,16 @@ struct RequestLine {
 /// [`Error::MethodTooLong`]. So a byte that cannot start or continue a
 /// request line, or a method longer than any the server implements, is
 /// refused on arrival rather than when its line ends.
+#[inline]
 fn method_bytes(bytes: &[u8], at: usize, max_len: usize) -> Result<(), Error> {
     let room = max_len.saturating_sub(at).min(bytes.len());
     let (within, over) = bytes.split_at(room);
-    if !within.iter().all(|&b| is_tchar(b)) {
+    if !within.iter().all(|&b| is_tchar_byte(b)) {
         return Err(Error::InvalidMethod);
     }
     match over.first() {
         None => Ok(()),
-        Some(&b) if is_tchar(b) => Err(Error::MethodTooLong),
+        Some(&b) if is_tchar_byte(b) => Err(Error::MethodTooLong),
         Some(_) => Err(Error::InvalidMethod),
     }
 }

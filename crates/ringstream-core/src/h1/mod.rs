@@ -130,6 +130,12 @@ pub(crate) fn is_token(s: &[u8]) -> bool {
     !s.is_empty() && s.iter().all(|&b| TCHAR[usize::from(b)])
 }
 
+/// `tchar` (RFC 9110 §5.6.2) by table lookup, for loops over many bytes.
+#[inline]
+pub(crate) fn is_tchar_byte(b: u8) -> bool {
+    TCHAR[usize::from(b)]
+}
+
 /// RFC 9110 §5.6.2 tchar, by byte value.
 static TCHAR: [bool; 256] = {
     let mut t = [false; 256];

@@ -155,34 +155,14 @@ impl App {
     /// back for the others (`/static/`, `/upload`).
     fn route(&self, req: Request<Incoming>) -> Routed {
         let method = req.method();
-        if !is_standard(method) {
-            // RFC 9110 §15.6.2: a method the server does not recognize.
-            return Routed::Now(text(StatusCode::NOT_IMPLEMENTED, "not implemented\n"));
-        }
-        if method == Method::CONNECT {
-            // RFC 9110 §9.3.6: CONNECT asks for a tunnel to the authority
-            // it names (`host:port`), a resource of no route here. 405
-            // rather than 501: the method is one the server recognizes
-            // (§15.6.2 keeps 501 for those it does not), and its target
-            // names the server as a whole, so the `Allow` sent is the
-            // server's, as for `OPTIONS *`.
-            return Routed::Now(method_not_allowed(ALLOW_SERVER));
-        }
         let path = req.uri().path();
-        if method == Method::OPTIONS && path == "*" {
-            // RFC 9110 §9.3.7: `OPTIONS *` is about the server itself.
-            return Routed::Now(options(ALLOW_SERVER));
-        }
-        let Some(route) = Route::of(path, self.inner.static_dir.is_some()) else {
-            return Routed::Now(text(StatusCode::NOT_FOUND, "not found\n"));
+        // The common case first: a known route asked for a method it serves
+        // (only GET, HEAD and POST are served, so the checks below, which
+        // that case would pass, are left out of it).
+        let route = Route::of(path, self.inner.static_dir.is_some());
+        let Some(route) = route.filter(|route| route.serves(method)) else {
+            return Routed::Now(refuse(method, path, route));
         };
-        if !route.serves(method) {
-            return Routed::Now(if method == Method::OPTIONS {
-                options(route.allow())
-            } else {
-                method_not_allowed(route.allow())
-            });
-        }
         Routed::Now(match route {
             Route::Page => respond(
                 StatusCode::OK,
@@ -350,6 +330,32 @@ impl Route {
             Route::Echo | Route::Upload => method == Method::POST,
             _ => method == Method::GET || method == Method::HEAD,
         }
+    }
+}
+
+/// The answer to a request no route serves: `501` for a method the server
+/// does not recognize, `OPTIONS`'s list or `405` with `Allow`, or `404`.
+fn refuse(method: &Method, path: &str, route: Option<Route>) -> Response<AppBody> {
+    if !is_standard(method) {
+        // RFC 9110 §15.6.2: a method the server does not recognize.
+        return text(StatusCode::NOT_IMPLEMENTED, "not implemented\n");
+    }
+    if method == Method::CONNECT {
+        // RFC 9110 §9.3.6: CONNECT asks for a tunnel to the authority it
+        // names (`host:port`), a resource of no route here. 405 rather than
+        // 501: the method is one the server recognizes (§15.6.2 keeps 501
+        // for those it does not), and its target names the server as a
+        // whole, so the `Allow` sent is the server's, as for `OPTIONS *`.
+        return method_not_allowed(ALLOW_SERVER);
+    }
+    if method == Method::OPTIONS && path == "*" {
+        // RFC 9110 §9.3.7: `OPTIONS *` is about the server itself.
+        return options(ALLOW_SERVER);
+    }
+    match route {
+        None => text(StatusCode::NOT_FOUND, "not found\n"),
+        Some(route) if method == Method::OPTIONS => options(route.allow()),
+        Some(route) => method_not_allowed(route.allow()),
     }
 }
 

@@ -2,17 +2,16 @@
 //! draining an unread request body, and closing without destroying the
 //! last response.
 
-use std::future::{poll_fn, Future};
-use std::pin::Pin;
+use std::future::poll_fn;
 use std::task::Poll;
 use std::time::Duration;
 
 use ringstream_core::h1::write_error_response;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::time::{sleep, timeout_at, Sleep};
+use tokio::time::timeout_at;
 
 use super::dispatch::BodyPump;
-use super::write::HEAD_ROOM;
+use super::write::{WriteStall, HEAD_ROOM};
 use super::Connection;
 use crate::body::{poll_body, Pulled};
 
@@ -101,28 +100,14 @@ where
     /// timeout (every byte the client takes pushes the deadline back). A
     /// flush that completes at once (the common case) costs no timer.
     pub(super) async fn flush_within_deadline(&mut self) -> Result<(), crate::Error> {
-        let timeout = self.config.write_timeout;
+        let mut stall = WriteStall::new(self.config.write_timeout);
         let stream = &mut self.stream;
-        let mut timer: Option<Pin<Box<Sleep>>> = None;
         poll_fn(|cx| {
             let before = stream.pending_write();
             if let Poll::Ready(flushed) = stream.poll_flush_all(cx) {
                 return Poll::Ready(flushed.map_err(crate::Error::Io));
             }
-            let moved = stream.pending_write() != before;
-            let timer = match &mut timer {
-                Some(timer) => {
-                    if moved {
-                        timer.as_mut().reset(tokio::time::Instant::now() + timeout);
-                    }
-                    timer
-                }
-                None => timer.insert(Box::pin(sleep(timeout))),
-            };
-            match timer.as_mut().poll(cx) {
-                Poll::Ready(()) => Poll::Ready(Err(crate::Error::TimedOut("response write"))),
-                Poll::Pending => Poll::Pending,
-            }
+            stall.poll_stalled(stream.pending_write() != before, cx)
         })
         .await
     }

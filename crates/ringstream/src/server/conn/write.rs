@@ -158,14 +158,14 @@ struct BodyOut {
 /// The deadline of a response write that makes no progress: armed when a
 /// write cannot go on, pushed back by every byte the client takes, and
 /// disarmed when the write completes.
-struct WriteStall {
+pub(super) struct WriteStall {
     timeout: Duration,
     timer: Option<Pin<Box<Sleep>>>,
     armed: bool,
 }
 
 impl WriteStall {
-    fn new(timeout: Duration) -> WriteStall {
+    pub(super) fn new(timeout: Duration) -> WriteStall {
         WriteStall {
             timeout,
             timer: None,
@@ -181,7 +181,11 @@ impl WriteStall {
 
     /// The write is pending; `moved`: some bytes went out before it
     /// stopped. Fails once nothing has moved for the timeout.
-    fn poll_stalled<T>(&mut self, moved: bool, cx: &mut Context<'_>) -> Poll<Result<T, Error>> {
+    pub(super) fn poll_stalled<T>(
+        &mut self,
+        moved: bool,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<T, Error>> {
         if moved || !self.armed {
             self.armed = true;
             let deadline = tokio::time::Instant::now() + self.timeout;

@@ -210,14 +210,9 @@ where
         if !keep_alive || self.stream.buffered().is_empty() {
             self.flush_within_deadline().await?;
         }
-        tracing::info!(
-            target: "ringstream::access",
-            %method,
-            %uri,
-            status,
-            bytes = bytes_sent,
-            micros = started.map_or(0, |at| at.elapsed().as_micros() as u64),
-        );
+        if let Some(at) = started {
+            log_access(&method, &uri, status, bytes_sent, at);
+        }
         Ok(keep_alive)
     }
 
@@ -246,6 +241,18 @@ where
         self.metrics.record_status(status);
         Ok(encoder)
     }
+}
+
+/// The access-log line of a served request.
+fn log_access(method: &Shown<'_>, uri: &Shown<'_>, status: u16, bytes: u64, started: Instant) {
+    tracing::info!(
+        target: "ringstream::access",
+        %method,
+        %uri,
+        status,
+        bytes,
+        micros = started.elapsed().as_micros() as u64,
+    );
 }
 
 /// Why an exchange ended without a response, for the log line.

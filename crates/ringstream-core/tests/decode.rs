@@ -155,12 +155,17 @@ fn rfc9112_7_1_1_accepts_extensions_with_bws_tokens_and_quoted_strings() {
     accepts(b"3;a=\"x\" ;b\r\nabc\r\n0\r\n\r\n", b"abc");
 }
 
-/// Whitespace between an extension and the CRLF is tolerated, as hyper
-/// does; it cannot change the chunk size.
+/// RFC 9112 §7.1.1: the BWS of `chunk-ext` comes before `;` or `=`, so
+/// whitespace between an extension and the CRLF is refused; before the
+/// next `;` it is fine.
 #[test]
-fn rfc9112_7_1_1_tolerates_whitespace_after_an_extension() {
-    accepts(b"3;a=b \r\nabc\r\n0\r\n\r\n", b"abc");
-    accepts(b"3;a\t\r\nabc\r\n0;b=\"c\" \r\n\r\n", b"abc");
+fn rfc9112_7_1_1_rejects_whitespace_after_an_extension() {
+    rejects(b"5;a \r\nhello\r\n0\r\n\r\n", Error::InvalidChunkExtension);
+    rejects(b"3;a=b \r\nabc\r\n0\r\n\r\n", Error::InvalidChunkExtension);
+    rejects(b"3;a\t\r\nabc\r\n0\r\n\r\n", Error::InvalidChunkExtension);
+    rejects(b"3\r\nabc\r\n0;b=\"c\" \r\n\r\n", Error::InvalidChunkExtension);
+    accepts(b"3;a=b ;c\r\nabc\r\n0\r\n\r\n", b"abc");
+    accepts(b"3;a ;c = d\r\nabc\r\n0\r\n\r\n", b"abc");
 }
 
 /// RFC 9112 §7.1: `chunk-size [ chunk-ext ] CRLF`, and the BWS of

@@ -350,8 +350,9 @@ impl LengthDecoder {
 ///   [`Limits::max_chunk_ext_len`] bytes per line;
 /// - whitespace after the chunk size must be followed by `;` and an
 ///   extension (RFC 9112 §7.1: `chunk-size [ chunk-ext ] CRLF`), so `5 \r\n`
-///   is [`Error::InvalidChunkSize`]; whitespace after an extension, before
-///   the CRLF that ends the line, is tolerated;
+///   is [`Error::InvalidChunkSize`]; likewise whitespace after an extension
+///   must be followed by `=` or another `;`, so `5;a \r\n` is
+///   [`Error::InvalidChunkExtension`];
 /// - trailer lines are `name ":" OWS value OWS`; no obs-fold, no space before
 ///   the colon, and none of the framing fields `Content-Length`,
 ///   `Transfer-Encoding` or `Host` (RFC 9110 §6.5.1).
@@ -411,7 +412,7 @@ enum State {
     ExtNameStart,
     /// Inside an extension name.
     ExtName,
-    /// Whitespace after an extension name.
+    /// Whitespace after an extension name: `=` or `;` must follow.
     ExtNameBws,
     /// After `=`: optional whitespace, then a token or quoted-string.
     ExtValueStart,
@@ -423,6 +424,8 @@ enum State {
     ExtQuotedPair,
     /// After an extension value: whitespace, `;` or the line end.
     ExtValueEnd,
+    /// Whitespace after an extension value: `;` must follow.
+    ExtValueBws,
     /// After the CR ending a chunk-size line.
     SizeLf,
     /// Inside chunk data; `size` bytes remain.
@@ -457,6 +460,7 @@ impl State {
                 | State::ExtQuoted
                 | State::ExtQuotedPair
                 | State::ExtValueEnd
+                | State::ExtValueBws
         )
     }
 }
@@ -610,6 +614,7 @@ impl ChunkedDecoder {
             State::ExtQuoted => ext_quoted(b),
             State::ExtQuotedPair => ext_quoted_pair(b),
             State::ExtValueEnd => ext_value_end(b),
+            State::ExtValueBws => ext_value_bws(b),
             State::SizeLf => self.size_lf(b),
             State::DataCr => data_cr(b),
             State::DataLf => data_lf(b),
@@ -790,12 +795,13 @@ fn ext_name(b: u8) -> Result<State, Error> {
     }
 }
 
+/// The BWS after a name comes before `=` or `;` (RFC 9112 §7.1.1), never
+/// before the line end.
 fn ext_name_bws(b: u8) -> Result<State, Error> {
     match b {
         b' ' | b'\t' => Ok(State::ExtNameBws),
         b'=' => Ok(State::ExtValueStart),
         b';' => Ok(State::ExtNameStart),
-        b'\r' => Ok(State::SizeLf),
         b'\n' => Err(Error::BareLf),
         _ => Err(Error::InvalidChunkExtension),
     }
@@ -813,7 +819,7 @@ fn ext_value_start(b: u8) -> Result<State, Error> {
 
 fn ext_token(b: u8) -> Result<State, Error> {
     match b {
-        b' ' | b'\t' => Ok(State::ExtValueEnd),
+        b' ' | b'\t' => Ok(State::ExtValueBws),
         b';' => Ok(State::ExtNameStart),
         b'\r' => Ok(State::SizeLf),
         b'\n' => Err(Error::BareLf),
@@ -842,9 +848,20 @@ fn ext_quoted_pair(b: u8) -> Result<State, Error> {
 
 fn ext_value_end(b: u8) -> Result<State, Error> {
     match b {
-        b' ' | b'\t' => Ok(State::ExtValueEnd),
+        b' ' | b'\t' => Ok(State::ExtValueBws),
         b';' => Ok(State::ExtNameStart),
         b'\r' => Ok(State::SizeLf),
+        b'\n' => Err(Error::BareLf),
+        _ => Err(Error::InvalidChunkExtension),
+    }
+}
+
+/// The BWS after a value comes before the next `;`, never before the line
+/// end.
+fn ext_value_bws(b: u8) -> Result<State, Error> {
+    match b {
+        b' ' | b'\t' => Ok(State::ExtValueBws),
+        b';' => Ok(State::ExtNameStart),
         b'\n' => Err(Error::BareLf),
         _ => Err(Error::InvalidChunkExtension),
     }

@@ -37,9 +37,14 @@ struct ServeArgs {
     /// Worker threads of the tokio runtime (default: one per core).
     #[arg(long)]
     workers: Option<usize>,
-    /// Maximum connections served at once.
+    /// Maximum connections served at once. At the cap a new client takes
+    /// the slot of the connection idle the longest, or gets 503 when every
+    /// connection is busy.
     #[arg(long, default_value_t = 1024)]
     max_connections: usize,
+    /// Length of the listen queue (capped by the kernel's somaxconn).
+    #[arg(long, default_value_t = 1024)]
+    listen_backlog: u32,
     /// Seconds a client may take to send a request head.
     #[arg(long, default_value_t = 10)]
     head_timeout: u64,
@@ -92,6 +97,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .with_context(|| format!("binding {}", args.addr))?;
         let config = Config {
             max_connections: args.max_connections,
+            listen_backlog: args.listen_backlog,
             head_timeout: Duration::from_secs(args.head_timeout),
             idle_timeout: Duration::from_secs(args.idle_timeout),
             body_read_timeout: Duration::from_secs(args.body_read_timeout),
@@ -184,8 +190,9 @@ impl Signals {
 }
 
 /// File descriptors the process needs beside its connections (listener,
-/// runtime, log, static files being served).
-const SPARE_FILES: u64 = 64;
+/// runtime, log, static files being served, and the clients being refused
+/// at the cap: up to 64 at once).
+const SPARE_FILES: u64 = 128;
 
 /// Makes room for `max_connections` sockets under the open-file limit:
 /// raises the soft limit towards the hard one if needed, and warns when

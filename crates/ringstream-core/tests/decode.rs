@@ -163,7 +163,10 @@ fn rfc9112_7_1_1_rejects_whitespace_after_an_extension() {
     rejects(b"5;a \r\nhello\r\n0\r\n\r\n", Error::InvalidChunkExtension);
     rejects(b"3;a=b \r\nabc\r\n0\r\n\r\n", Error::InvalidChunkExtension);
     rejects(b"3;a\t\r\nabc\r\n0\r\n\r\n", Error::InvalidChunkExtension);
-    rejects(b"3\r\nabc\r\n0;b=\"c\" \r\n\r\n", Error::InvalidChunkExtension);
+    rejects(
+        b"3\r\nabc\r\n0;b=\"c\" \r\n\r\n",
+        Error::InvalidChunkExtension,
+    );
     accepts(b"3;a=b ;c\r\nabc\r\n0\r\n\r\n", b"abc");
     accepts(b"3;a ;c = d\r\nabc\r\n0\r\n\r\n", b"abc");
 }

@@ -64,7 +64,7 @@ use alloc::vec::Vec;
 
 use super::decode::Decoder;
 use super::encode::{Encoder, ResponseHead};
-use super::head::{list, RequestHead};
+use super::head::{list, RequestHead, TargetForm};
 use super::response::write_head_with;
 use super::{BodyFraming, Version};
 use crate::{Error, Limits};
@@ -157,6 +157,8 @@ pub struct Exchange {
     framing: BodyFraming,
     keep_alive: bool,
     upgrade: bool,
+    /// The request is `OPTIONS *`, about the server as a whole.
+    asterisk: bool,
     expect: Continue,
 }
 
@@ -175,8 +177,35 @@ impl Exchange {
             framing: head.framing,
             keep_alive: head.keep_alive,
             upgrade: head.upgrade,
+            asterisk: head.target_form == TargetForm::Asterisk,
             expect,
         }
+    }
+
+    /// Whether the server answers in the service's place: an `OPTIONS *`
+    /// (RFC 9110 §9.3.7, a question about the server itself, which a router
+    /// of paths knows nothing of) that the service answered with `status`
+    /// 404 gets `200 OK` with an empty body instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut parser = HeadParser::new(Limits::DEFAULT);
+    /// let mut fields = [Field::EMPTY; 4];
+    /// let head = parser
+    ///     .parse(b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", &mut fields)
+    ///     .unwrap()
+    ///     .unwrap();
+    /// let exchange = Exchange::new(&head);
+    /// assert!(exchange.answers_for_service(404));
+    /// assert!(!exchange.answers_for_service(200));
+    /// ```
+    #[inline]
+    pub const fn answers_for_service(&self, status: u16) -> bool {
+        status == 404 && self.asterisk
     }
 
     /// The request's HTTP version.

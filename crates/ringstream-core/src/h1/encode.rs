@@ -17,7 +17,8 @@ use crate::Error;
 
 pub use crate::h1::date::{DateCache, HttpDate, HTTP_DATE_LEN, MAX_HTTP_DATE_SECS};
 pub use crate::h1::response::{
-    reason_phrase, write_error_response, write_response_head, ResponseHead,
+    reason_phrase, write_error_response, write_response_head, write_unavailable_response,
+    ResponseHead,
 };
 
 /// The line terminator of HTTP/1.1 framing.

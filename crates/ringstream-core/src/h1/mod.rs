@@ -16,8 +16,9 @@ pub mod decode;
 pub use decode::{ChunkedDecoder, Decoder, LengthDecoder, Progress, Trailers};
 pub mod encode;
 pub use encode::{
-    response_framing, write_error_response, write_response_head, BodyFrame, ChunkPrefix,
-    ChunkedEncoder, DateCache, Encoder, HttpDate, LengthEncoder, ResponseFraming, ResponseHead,
+    response_framing, write_error_response, write_response_head, write_unavailable_response,
+    BodyFrame, ChunkPrefix, ChunkedEncoder, DateCache, Encoder, HttpDate, LengthEncoder,
+    ResponseFraming, ResponseHead,
 };
 pub mod conn;
 mod date;

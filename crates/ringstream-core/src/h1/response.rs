@@ -256,6 +256,47 @@ fn write_status_line(out: &mut Vec<u8>, head: &ResponseHead<'_>) -> Result<(), E
 /// );
 /// ```
 pub fn write_error_response(out: &mut Vec<u8>, status: u16, date: &[u8]) {
+    write_error_response_with(out, status, &[], date);
+}
+
+/// Writes the answer of a server that has no room for a new connection:
+/// `503 Service Unavailable` with `Retry-After: retry_after` (seconds,
+/// RFC 9110 §10.2.3) and `connection: close`.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::encode::write_unavailable_response;
+///
+/// let mut out = Vec::new();
+/// write_unavailable_response(&mut out, 1, b"");
+/// let text = std::str::from_utf8(&out).unwrap();
+/// assert!(text.starts_with("HTTP/1.1 503 Service Unavailable\r\n"));
+/// assert!(text.contains("\r\nretry-after: 1\r\n"));
+/// assert!(text.contains("\r\nconnection: close\r\n"));
+/// ```
+pub fn write_unavailable_response(out: &mut Vec<u8>, retry_after: u32, date: &[u8]) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut n = retry_after;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    write_error_response_with(out, 503, &[(b"retry-after", &digits[at..])], date);
+}
+
+/// [`write_error_response`] with more fields after `content-type`.
+fn write_error_response_with(
+    out: &mut Vec<u8>,
+    status: u16,
+    extra: &[(&[u8], &[u8])],
+    date: &[u8],
+) {
     let status = if (100..=999).contains(&status) {
         status
     } else {
@@ -266,7 +307,8 @@ pub fn write_error_response(out: &mut Vec<u8>, status: u16, date: &[u8]) {
         reason => reason,
     };
     let head = ResponseHead::new(status).date(date);
-    let fields = [(&b"content-type"[..], &b"text/plain; charset=utf-8"[..])];
+    let fields = core::iter::once((&b"content-type"[..], &b"text/plain; charset=utf-8"[..]))
+        .chain(extra.iter().copied());
     let framing = ResponseFraming::Length(reason.len() as u64 + 1);
     if write_response_head(out, &head, fields, framing, true).is_ok() {
         out.extend_from_slice(reason.as_bytes());

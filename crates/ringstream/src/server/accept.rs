@@ -1,22 +1,23 @@
-//! The accept loop: connections up to the cap, one task each, and the
-//! graceful shutdown.
+//! The accept loop: each connection in a task of its own, admitted by
+//! [`Admission`], and the graceful shutdown.
 
 use std::future::Future;
-use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Request, Response};
 use http_body::Body;
-use tokio::net::TcpListener;
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tower_service::Service;
 
+use super::admit::{Admission, Throttle};
 use super::conn::Connection;
 use super::counted::Counted;
-use super::{Metrics, Server};
+use super::slots::Taken;
+use super::{Config, Metrics, Server};
 use crate::body::Incoming;
 use crate::error::{BoxError, Error};
 
@@ -37,11 +38,12 @@ where
         metrics,
     } = server;
     let config = Arc::new(config);
-    let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    set_backlog(&listener, config.listen_backlog);
+    let mut admission = Admission::new(&config);
     let (stop, stopped) = watch::channel(false);
     let mut tasks = JoinSet::new();
     let mut signal = std::pin::pin!(signal);
-    let mut accept_errors = ErrorLog::default();
+    let mut accept_errors = Throttle::default();
     loop {
         let accepted = tokio::select! {
             biased;
@@ -54,26 +56,26 @@ where
                 }
                 continue;
             }
-            accepted = accept(&listener, &permits) => accepted,
+            accepted = listener.accept() => accepted,
         };
-        let (socket, peer, permit) = match accepted {
+        let (socket, peer) = match accepted {
             Ok(a) => a,
             Err(e) => {
-                accept_errors.record(&e);
+                if let Some(suppressed) = accept_errors.due() {
+                    tracing::warn!(error = %e, suppressed, "accept failed");
+                }
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }
         };
         let _ = socket.set_nodelay(true);
-        metrics.record_connection_opened();
-        let conn = Connection::new(
-            Counted::new(socket, metrics.clone()),
-            service.clone(),
-            config.clone(),
-            metrics.clone(),
-            stopped.clone(),
-        );
-        tasks.spawn(serve_one(conn, metrics.clone(), peer, permit));
+        let parts = Parts {
+            service: service.clone(),
+            config: config.clone(),
+            metrics: metrics.clone(),
+            stopped: stopped.clone(),
+        };
+        admission.admit(socket, peer, parts, &mut tasks);
     }
     drop(listener);
     let _ = stop.send(true);
@@ -81,53 +83,57 @@ where
     Ok(())
 }
 
-/// How often a failing accept is logged (at most once per this period,
-/// with the count of failures in between).
-const ACCEPT_ERROR_LOG_PERIOD: Duration = Duration::from_secs(5);
-
-/// Rate-limited logging of accept errors: at file-descriptor exhaustion
-/// accept fails every time it is retried.
-#[derive(Default)]
-struct ErrorLog {
-    last: Option<std::time::Instant>,
-    suppressed: u64,
-}
-
-impl ErrorLog {
-    fn record(&mut self, e: &io::Error) {
-        let now = std::time::Instant::now();
-        if self
-            .last
-            .is_some_and(|at| now.duration_since(at) < ACCEPT_ERROR_LOG_PERIOD)
-        {
-            self.suppressed += 1;
-            return;
-        }
-        tracing::warn!(error = %e, suppressed = self.suppressed, "accept failed");
-        self.last = Some(now);
-        self.suppressed = 0;
+/// Sets the listen queue of `listener` to `backlog` (listening again on a
+/// listening socket changes only its queue length).
+fn set_backlog(listener: &TcpListener, backlog: u32) {
+    let backlog = i32::try_from(backlog).unwrap_or(i32::MAX);
+    if let Err(e) = socket2::SockRef::from(listener).listen(backlog) {
+        tracing::warn!(error = %e, backlog, "could not set the listen backlog");
     }
 }
 
+/// What every connection of a server shares.
+pub(super) struct Parts<S> {
+    service: S,
+    config: Arc<Config>,
+    pub(super) metrics: Arc<Metrics>,
+    stopped: watch::Receiver<bool>,
+}
+
 /// Serves one accepted connection to its end, then gives its slot back.
-async fn serve_one<T, S, B>(
-    conn: Connection<T, S>,
-    metrics: Arc<Metrics>,
+pub(super) async fn serve_one<S, B>(
+    socket: TcpStream,
     peer: SocketAddr,
-    permit: OwnedSemaphorePermit,
+    parts: Parts<S>,
+    taken: Taken,
 ) where
-    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
     S: Service<Request<Incoming>, Response = Response<B>>,
     S::Error: Into<BoxError>,
     B: Body,
     B::Error: Into<BoxError>,
 {
+    let Parts {
+        service,
+        config,
+        metrics,
+        stopped,
+    } = parts;
+    metrics.record_connection_opened();
+    let slot = taken.slot();
     // Counted closed however the task ends: at its end, aborted at the
     // shutdown deadline, or unwound by a panicking service.
     let _open = OpenConnection {
-        metrics,
-        _permit: permit,
+        metrics: metrics.clone(),
+        _slot: taken,
     };
+    let conn = Connection::new(
+        Counted::new(socket, metrics.clone()),
+        service,
+        config,
+        metrics,
+        stopped,
+        slot,
+    );
     if let Err(e) = conn.run().await {
         tracing::debug!(%peer, error = %e, "connection ended with an error");
     }
@@ -136,8 +142,8 @@ async fn serve_one<T, S, B>(
 /// A served connection's slot and its place in `connections_open`, both
 /// given back when dropped.
 struct OpenConnection {
-    metrics: Arc<Metrics>,
-    _permit: OwnedSemaphorePermit,
+    pub(super) metrics: Arc<Metrics>,
+    _slot: Taken,
 }
 
 impl Drop for OpenConnection {
@@ -159,19 +165,39 @@ async fn finish(mut tasks: JoinSet<()>, grace: Duration) {
     }
 }
 
-async fn accept(
-    listener: &TcpListener,
-    permits: &Arc<Semaphore>,
-) -> io::Result<(
-    tokio::net::TcpStream,
-    SocketAddr,
-    tokio::sync::OwnedSemaphorePermit,
-)> {
-    let permit = permits
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(io::Error::other)?;
-    let (socket, peer) = listener.accept().await?;
-    Ok((socket, peer, permit))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How many of `n` clients complete a connect to `listener` (which
+    /// accepts none) within 300 ms each.
+    async fn connected(listener: &TcpListener, n: usize) -> (usize, Vec<TcpStream>) {
+        let addr = listener.local_addr().unwrap();
+        let mut open = Vec::new();
+        for _ in 0..n {
+            let connect = TcpStream::connect(addr);
+            if let Ok(Ok(socket)) = tokio::time::timeout(Duration::from_millis(300), connect).await
+            {
+                open.push(socket);
+            }
+        }
+        (open.len(), open)
+    }
+
+    /// Linux drops a SYN when the accept queue is full: with a backlog of
+    /// one, most of the clients cannot connect; with 64, all can.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_backlog_of_a_listening_socket_is_changed() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        set_backlog(&listener, 1);
+        let (small, _held) = connected(&listener, 12).await;
+        assert!(small < 12, "{small} of 12 connected with a backlog of 1");
+
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        set_backlog(&listener, 1);
+        set_backlog(&listener, 64);
+        let (large, _held) = connected(&listener, 12).await;
+        assert_eq!(large, 12);
+    }
 }

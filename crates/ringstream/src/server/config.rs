@@ -47,9 +47,20 @@ pub struct Config {
     /// so a client trickling a byte now and then cannot hold a connection
     /// by resetting the per-read timeout. Default 500 bytes/s.
     pub body_min_rate: u64,
-    /// Maximum connections served at once; further clients wait in the
-    /// listen backlog (accept waits instead of failing). Default 1,024.
+    /// Maximum connections served at once. A client arriving at the cap
+    /// takes the slot of the connection idle the longest (between
+    /// requests, or connected without sending a byte), which is closed
+    /// cleanly; when every connection is busy it gets `503 Service
+    /// Unavailable` with `Retry-After: 1` and is closed. Both are counted
+    /// ([`Metrics::connections_evicted`](super::Metrics::connections_evicted),
+    /// [`Metrics::connections_refused`](super::Metrics::connections_refused))
+    /// and logged at most every 5 s. Default 1,024.
     pub max_connections: usize,
+    /// The length of the listen queue: connections the kernel completes
+    /// before the server accepts them. Set on the listener when the server
+    /// starts (the kernel caps it at `net.core.somaxconn` on Linux).
+    /// Default 1,024.
+    pub listen_backlog: u32,
     /// How many unread request-body bytes the server reads and discards
     /// after a response so that the connection can be reused; a longer
     /// remainder closes the connection instead. Default 64 KiB.
@@ -76,6 +87,7 @@ impl Default for Config {
             body_read_timeout: Duration::from_secs(30),
             body_min_rate: 500,
             max_connections: 1024,
+            listen_backlog: 1024,
             drain_limit: 64 * 1024,
             write_timeout: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(30),

@@ -33,6 +33,8 @@ pub struct Metrics {
     bytes_out: AtomicU64,
     connections_accepted: AtomicU64,
     connections_open: AtomicU64,
+    connections_evicted: AtomicU64,
+    connections_refused: AtomicU64,
     /// Responses by status code, indexed by `status - 100`.
     statuses: Box<[AtomicU64; 500]>,
 }
@@ -52,6 +54,10 @@ pub struct MetricsSnapshot {
     pub connections_accepted: u64,
     /// Connections open now.
     pub connections_open: u64,
+    /// Idle connections closed at the cap to admit a new client.
+    pub connections_evicted: u64,
+    /// Clients refused with `503` at the cap, every connection busy.
+    pub connections_refused: u64,
     /// Responses with a status of 400 or above.
     pub errors: u64,
 }
@@ -64,6 +70,8 @@ impl Default for Metrics {
             bytes_out: AtomicU64::new(0),
             connections_accepted: AtomicU64::new(0),
             connections_open: AtomicU64::new(0),
+            connections_evicted: AtomicU64::new(0),
+            connections_refused: AtomicU64::new(0),
             statuses: Box::new([const { AtomicU64::new(0) }; 500]),
         }
     }
@@ -93,6 +101,18 @@ impl Metrics {
     /// Connections open now.
     pub fn connections_open(&self) -> u64 {
         self.connections_open.load(Relaxed)
+    }
+
+    /// Idle connections closed at the cap to admit a new client (the
+    /// longest-idle first).
+    pub fn connections_evicted(&self) -> u64 {
+        self.connections_evicted.load(Relaxed)
+    }
+
+    /// Clients refused with `503 Service Unavailable` at the cap because
+    /// every connection was busy.
+    pub fn connections_refused(&self) -> u64 {
+        self.connections_refused.load(Relaxed)
     }
 
     /// Responses sent with `status` so far.
@@ -130,6 +150,8 @@ impl Metrics {
             bytes_out: self.bytes_out(),
             connections_accepted: self.connections_accepted(),
             connections_open: self.connections_open(),
+            connections_evicted: self.connections_evicted(),
+            connections_refused: self.connections_refused(),
             errors: self.errors(),
         }
     }
@@ -153,6 +175,16 @@ impl Metrics {
     pub(crate) fn record_connection_opened(&self) {
         self.connections_accepted.fetch_add(1, Relaxed);
         self.connections_open.fetch_add(1, Relaxed);
+    }
+
+    /// Counts an idle connection closed to admit a new one.
+    pub(crate) fn record_connection_evicted(&self) {
+        self.connections_evicted.fetch_add(1, Relaxed);
+    }
+
+    /// Counts a client refused at the cap.
+    pub(crate) fn record_connection_refused(&self) {
+        self.connections_refused.fetch_add(1, Relaxed);
     }
 
     /// Counts a connection closed.
@@ -197,6 +229,16 @@ impl Metrics {
                 "ringstream_connections_accepted_total",
                 "Connections accepted.",
                 &self.connections_accepted,
+            ),
+            (
+                "ringstream_connections_evicted_total",
+                "Idle connections closed at the connection cap to admit a new client.",
+                &self.connections_evicted,
+            ),
+            (
+                "ringstream_connections_refused_total",
+                "Clients refused with 503 at the connection cap, every connection busy.",
+                &self.connections_refused,
             ),
         ];
         for (name, help, value) in counters {

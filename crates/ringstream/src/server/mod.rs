@@ -39,12 +39,14 @@
 //! ```
 
 mod accept;
+mod admit;
 mod config;
 mod conn;
 mod counted;
 mod metrics;
 mod serve;
 mod service;
+mod slots;
 mod stop;
 
 use std::net::SocketAddr;
@@ -251,7 +253,14 @@ where
 {
     let (_stop, stopped) = watch::channel(false);
     let metrics = Arc::new(Metrics::default());
-    Connection::new(io, service, Arc::new(config), metrics, stopped)
-        .run()
-        .await
+    Connection::new(
+        io,
+        service,
+        Arc::new(config),
+        metrics,
+        stopped,
+        slots::Slot::standalone(),
+    )
+    .run()
+    .await
 }

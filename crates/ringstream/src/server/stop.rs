@@ -2,35 +2,41 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use tokio::sync::watch;
 
+use super::slots::Slot;
+
 /// A waiter for the stop signal, kept for the connection's life.
 type Waiter = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// One connection's view of graceful shutdown.
+/// One connection's view of graceful shutdown, and of its eviction.
 ///
 /// The server sends `true` once on a `watch` channel when it begins to stop.
 /// A connection asks two things of it: after each response, whether to keep
 /// the connection alive ([`is_stopping`](Self::is_stopping), an atomic load
 /// while nothing was sent), and, while idle between requests, to be woken
-/// when the stop begins ([`poll_stopping`](Self::poll_stopping)). The
-/// waiter for the latter is made on the first idle wait and then kept, so
-/// that it joins the channel's waiter list once per connection rather than
-/// once per request; and while the task's waker stays the same it is not
-/// even polled again (polling it takes the channel's lock): the waker it
-/// holds wakes the task on the send, and the task then sees the new value.
+/// when the stop begins or its [`Slot`] is evicted to make room for a new
+/// client ([`poll_stopping`](Self::poll_stopping)). The waiter for the
+/// former is made on the first idle wait and then kept, so that it joins
+/// the channel's waiter list once per connection rather than once per
+/// request; and while the task's waker stays the same it is not even polled
+/// again (polling it takes the channel's lock): the waker it holds wakes
+/// the task on the send, and the task then sees the new value. The slot
+/// keeps the same waker for an eviction.
 pub(crate) struct StopSignal {
     receiver: watch::Receiver<bool>,
     waiter: Option<Waiter>,
-    /// The waker the pending waiter holds.
+    /// The waker the pending waiter (and the slot) holds.
     registered: Option<Waker>,
     stopped: bool,
+    slot: Arc<Slot>,
 }
 
 impl StopSignal {
-    pub(crate) fn new(receiver: watch::Receiver<bool>) -> Self {
+    pub(crate) fn new(receiver: watch::Receiver<bool>, slot: Arc<Slot>) -> Self {
         // A receiver subscribed after the send has already seen it.
         let stopped = *receiver.borrow();
         StopSignal {
@@ -38,7 +44,14 @@ impl StopSignal {
             waiter: None,
             registered: None,
             stopped,
+            slot,
         }
+    }
+
+    /// The connection's slot, marked idle and busy as requests come.
+    #[inline]
+    pub(crate) fn slot(&self) -> &Slot {
+        &self.slot
     }
 
     /// Whether the server has begun to stop.
@@ -53,7 +66,8 @@ impl StopSignal {
         }
     }
 
-    /// Ready once the server has begun to stop. A dropped sender never
+    /// Ready once the server has begun to stop or the slot was evicted
+    /// (which [`Slot::is_evicted`] tells apart). A dropped sender never
     /// stops the connection.
     pub(crate) fn poll_stopping(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if self.stopped {
@@ -64,6 +78,9 @@ impl StopSignal {
             .as_ref()
             .is_some_and(|waker| waker.will_wake(cx.waker()))
         {
+            if self.slot.is_evicted() {
+                return Poll::Ready(());
+            }
             if !self.is_stopping() {
                 return Poll::Pending;
             }
@@ -84,6 +101,12 @@ impl StopSignal {
             }))
         });
         if waiter.as_mut().poll(cx).is_pending() {
+            // The waker goes to the slot before the slot is checked, so an
+            // eviction in between still wakes this task.
+            self.slot.register(cx.waker());
+            if self.slot.is_evicted() {
+                return Poll::Ready(());
+            }
             self.registered = Some(cx.waker().clone());
             return Poll::Pending;
         }
@@ -102,7 +125,7 @@ mod tests {
     #[tokio::test]
     async fn stop_is_seen_by_both_the_check_and_the_waiter() {
         let (stop, receiver) = watch::channel(false);
-        let mut signal = StopSignal::new(receiver);
+        let mut signal = StopSignal::new(receiver, Slot::standalone());
         assert!(!signal.is_stopping());
         let waiting = poll_fn(|cx| Poll::Ready(signal.poll_stopping(cx).is_ready())).await;
         assert!(!waiting, "nothing sent yet");
@@ -123,7 +146,7 @@ mod tests {
         let (nudge, mut nudged) = tokio::sync::mpsc::unbounded_channel::<()>();
         let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel::<u32>();
         let task = tokio::spawn(async move {
-            let mut signal = StopSignal::new(receiver);
+            let mut signal = StopSignal::new(receiver, Slot::standalone());
             let mut polls = 0u32;
             loop {
                 tokio::select! {
@@ -157,7 +180,7 @@ mod tests {
         let (stop, receiver) = watch::channel(false);
         let (waiting_tx, waiting) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            let mut signal = StopSignal::new(receiver);
+            let mut signal = StopSignal::new(receiver, Slot::standalone());
             let mut waiting_tx = Some(waiting_tx);
             let mut first = true;
             poll_fn(|cx| {
@@ -195,7 +218,7 @@ mod tests {
     #[tokio::test]
     async fn a_dropped_sender_never_stops_the_connection() {
         let (stop, receiver) = watch::channel(false);
-        let mut signal = StopSignal::new(receiver);
+        let mut signal = StopSignal::new(receiver, Slot::standalone());
         drop(stop);
         assert!(!signal.is_stopping());
         let ready = poll_fn(|cx| Poll::Ready(signal.poll_stopping(cx).is_ready())).await;
@@ -206,7 +229,7 @@ mod tests {
     async fn a_stop_sent_before_the_connection_started_counts() {
         let (stop, receiver) = watch::channel(false);
         stop.send(true).unwrap();
-        assert!(StopSignal::new(receiver.clone()).is_stopping());
-        assert!(StopSignal::new(stop.subscribe()).is_stopping());
+        assert!(StopSignal::new(receiver.clone(), Slot::standalone()).is_stopping());
+        assert!(StopSignal::new(stop.subscribe(), Slot::standalone()).is_stopping());
     }
 }

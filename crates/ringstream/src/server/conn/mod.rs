@@ -35,6 +35,7 @@ use tokio::time::{sleep_until, Sleep};
 use tower_service::Service;
 
 use super::metrics::Metrics;
+use super::slots::Slot;
 use super::stop::StopSignal;
 use super::Config;
 use crate::body::Incoming;
@@ -76,6 +77,7 @@ where
         config: Arc<Config>,
         metrics: Arc<Metrics>,
         shutdown: watch::Receiver<bool>,
+        slot: Arc<Slot>,
     ) -> Self {
         Connection {
             stream: Stream::with_options(io, config.stream.clone()),
@@ -83,7 +85,7 @@ where
             parser: HeadParser::new(config.limits),
             config,
             metrics,
-            shutdown: StopSignal::new(shutdown),
+            shutdown: StopSignal::new(shutdown, slot),
             fields: Vec::new(),
             date: DateCache::new(),
             timer: Box::pin(sleep_until(tokio::time::Instant::now())),
@@ -105,6 +107,9 @@ where
             let spans = match self.read_head().await {
                 Ok(spans) => spans,
                 Err(HeadOutcome::Closed) => break,
+                // Idle with nothing unread: closing sends a plain FIN, and
+                // the slot is given back at once for the client waiting.
+                Err(HeadOutcome::Evicted) => return Ok(()),
                 Err(HeadOutcome::Reject(status, why)) => {
                     self.reject(status, &why).await;
                     break;
@@ -180,9 +185,16 @@ where
                 return Ok(false);
             }
         };
-        let (parts, body) = response.into_parts();
+        let (mut parts, body) = response.into_parts();
+        let mut length = body.size_hint().exact();
+        // `OPTIONS *` that the service does not know: the server answers.
+        let answered_here = exchange.answers_for_service(parts.status.as_u16());
+        if answered_here {
+            parts.status = http::StatusCode::OK;
+            parts.headers.clear();
+            length = Some(0);
+        }
         let status = parts.status.as_u16();
-        let length = body.size_hint().exact();
         let encoder = match self.start_response(parts, length, &mut exchange, &pump) {
             Ok(encoder) => encoder,
             Err(e) => {
@@ -191,10 +203,13 @@ where
                 return Ok(false);
             }
         };
-        let bytes_sent = match self
-            .write_body(body, encoder, &mut pump, &mut exchange)
-            .await
-        {
+        let written = if answered_here {
+            Ok(0)
+        } else {
+            self.write_body(body, encoder, &mut pump, &mut exchange)
+                .await
+        };
+        let bytes_sent = match written {
             Ok(n) => n,
             Err(e) => {
                 tracing::info!(%method, %uri, status, error = %e, "response aborted");

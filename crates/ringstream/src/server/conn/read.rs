@@ -32,6 +32,8 @@ pub(super) struct HeadSpans {
 pub(super) enum HeadOutcome {
     /// The peer closed, went idle, or the server is shutting down.
     Closed,
+    /// The connection was idle and its slot went to a new client.
+    Evicted,
     /// The head broke the rules: answer with this status and close; the
     /// reason goes to the log.
     Reject(u16, &'static str),
@@ -45,6 +47,8 @@ where
     pub(super) async fn read_head(&mut self) -> Result<HeadSpans, HeadOutcome> {
         self.parser.reset();
         let mut head_started = false;
+        // Whether the slot is marked idle: a new connection's starts so.
+        let mut marked_idle = self.awaiting_first;
         loop {
             if !self.stream.buffered().is_empty() {
                 if let Some(spans) = self.try_parse_head()? {
@@ -65,7 +69,11 @@ where
             }
             let idle = !head_started;
             if idle && !self.awaiting_first {
-                self.push_back_idle_deadline();
+                let now = self.push_back_idle_deadline();
+                if !marked_idle {
+                    marked_idle = true;
+                    self.shutdown.slot().set_idle(now);
+                }
             }
             let Connection {
                 stream,
@@ -83,7 +91,13 @@ where
                         HeadOutcome::Reject(408, "request head timed out")
                     });
                 }
-                () = poll_fn(|cx| shutdown.poll_stopping(cx)), if idle => return Err(HeadOutcome::Closed),
+                () = poll_fn(|cx| shutdown.poll_stopping(cx)), if idle => {
+                    return Err(if shutdown.slot().is_evicted() {
+                        HeadOutcome::Evicted
+                    } else {
+                        HeadOutcome::Closed
+                    });
+                }
             };
             match read {
                 // EOF: between requests that is a normal close; inside a
@@ -95,7 +109,17 @@ where
                         "connection closed within a request head",
                     ))
                 }
-                Ok(_) => continue,
+                Ok(_) => {
+                    // The slot may have been evicted just before the bytes
+                    // came: its place is promised to another client.
+                    if marked_idle {
+                        marked_idle = false;
+                        if !self.shutdown.slot().set_busy() {
+                            return Err(HeadOutcome::Evicted);
+                        }
+                    }
+                    continue;
+                }
                 Err(_) => return Err(HeadOutcome::Closed),
             }
         }
@@ -105,13 +129,16 @@ where
     /// by an eighth of the timeout, so a busy keep-alive connection rarely
     /// touches the timer wheel. An idle connection is closed after 7/8 to
     /// 8/8 of the timeout.
-    fn push_back_idle_deadline(&mut self) {
+    /// It returns the time it read.
+    fn push_back_idle_deadline(&mut self) -> tokio::time::Instant {
         let idle_timeout = self.config.idle_timeout;
-        let wanted = tokio::time::Instant::now() + idle_timeout;
+        let now = tokio::time::Instant::now();
+        let wanted = now + idle_timeout;
         let current = self.timer.deadline();
         if current + idle_timeout / 8 < wanted || current > wanted {
             self.timer.as_mut().reset(wanted);
         }
+        now
     }
 
     fn try_parse_head(&mut self) -> Result<Option<HeadSpans>, HeadOutcome> {

@@ -1,0 +1,190 @@
+//! Admission at the connection cap: a free slot, or the longest-idle
+//! connection's, or a prompt `503` — never silence in the listen backlog.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use http::{Request, Response};
+use http_body::Body;
+use ringstream_core::h1::{write_unavailable_response, DateCache};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tower_service::Service;
+
+use super::accept::{serve_one, Parts};
+use super::slots::Slots;
+use super::Config;
+use crate::body::Incoming;
+use crate::error::BoxError;
+
+/// The `Retry-After` of a refusal at the cap, in seconds.
+const RETRY_AFTER_SECS: u32 = 1;
+
+/// Refusals answered at once; past this many, a refused client gets its
+/// `503` without the lingering close.
+const MAX_REFUSING: usize = 64;
+
+/// How long a refusal may take in all: the write of the `503`, and reading
+/// what the client still sends so that the close does not reset it.
+const REFUSAL_TIME: Duration = Duration::from_secs(1);
+
+/// Most bytes of a refused client's request read and dropped.
+const REFUSAL_DISCARD: usize = 16 * 1024;
+
+/// How often a line that may repeat at every accept is logged (at most
+/// once per this period, with the count of those left out in between).
+const LOG_PERIOD: Duration = Duration::from_secs(5);
+
+/// Decides, for each accepted connection, whether and how it is served.
+pub(super) struct Admission {
+    slots: Arc<Slots>,
+    max_connections: usize,
+    /// How long a client admitted by an eviction waits for the evicted
+    /// connection to give its slot back.
+    evict_wait: Duration,
+    refusals: Arc<Semaphore>,
+    evictions_log: Throttle,
+    refusals_log: Throttle,
+    date: DateCache,
+}
+
+impl Admission {
+    pub(super) fn new(config: &Config) -> Admission {
+        Admission {
+            slots: Arc::new(Slots::new(config.max_connections)),
+            max_connections: config.max_connections,
+            evict_wait: config.head_timeout,
+            refusals: Arc::new(Semaphore::new(MAX_REFUSING)),
+            evictions_log: Throttle::default(),
+            refusals_log: Throttle::default(),
+            date: DateCache::new(),
+        }
+    }
+
+    /// Serves `socket` in a new task of `tasks` if there is room or an
+    /// idle connection makes room; refuses it with `503` otherwise.
+    pub(super) fn admit<S, B>(
+        &mut self,
+        socket: TcpStream,
+        peer: SocketAddr,
+        parts: Parts<S>,
+        tasks: &mut JoinSet<()>,
+    ) where
+        S: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
+        S::Future: Send,
+        S::Error: Into<BoxError>,
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        if let Some(taken) = self.slots.try_take() {
+            tasks.spawn(serve_one(socket, peer, parts, taken));
+            return;
+        }
+        if self.slots.evict_longest_idle() {
+            // The connection idle the longest closes; this one takes its
+            // slot as soon as it is given back.
+            parts.metrics.record_connection_evicted();
+            if let Some(since_last) = self.evictions_log.due() {
+                tracing::info!(
+                    max_connections = self.max_connections,
+                    since_last,
+                    "connection cap reached: closed the longest-idle connection for a new one"
+                );
+            }
+            let waiting = self.slots.wait();
+            let wait = self.evict_wait;
+            let answer = self.unavailable();
+            tasks.spawn(async move {
+                match tokio::time::timeout(wait, waiting.take()).await {
+                    Ok(Some(taken)) => serve_one(socket, peer, parts, taken).await,
+                    // The evicted connection did not close in time.
+                    _ => {
+                        parts.metrics.record_connection_refused();
+                        refuse(socket, &answer).await;
+                    }
+                }
+            });
+            return;
+        }
+        // Every connection is busy.
+        parts.metrics.record_connection_refused();
+        if let Some(since_last) = self.refusals_log.due() {
+            tracing::warn!(
+                max_connections = self.max_connections,
+                since_last,
+                "connection cap reached with every connection busy: refused with 503"
+            );
+        }
+        let answer = self.unavailable();
+        match self.refusals.clone().try_acquire_owned() {
+            Ok(permit) => {
+                tasks.spawn(async move {
+                    refuse(socket, &answer).await;
+                    drop(permit);
+                });
+            }
+            // Too many refusals under way: the answer without the lingering
+            // close (the send buffer of a new socket takes it whole).
+            Err(_) => {
+                let _ = socket.try_write(&answer);
+            }
+        }
+    }
+    /// The `503` of a refusal, dated now.
+    fn unavailable(&mut self) -> Vec<u8> {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let mut answer = Vec::with_capacity(160);
+        write_unavailable_response(&mut answer, RETRY_AFTER_SECS, self.date.update(now));
+        answer
+    }
+}
+
+/// Sends `answer` and closes, bounded in time and bytes.
+async fn refuse(mut socket: TcpStream, answer: &[u8]) {
+    let _ = tokio::time::timeout(REFUSAL_TIME, async {
+        socket.write_all(answer).await?;
+        socket.shutdown().await?;
+        let mut scratch = [0u8; 2048];
+        let mut discarded = 0;
+        while discarded < REFUSAL_DISCARD {
+            match socket.read(&mut scratch).await? {
+                0 => break,
+                n => discarded += n,
+            }
+        }
+        std::io::Result::Ok(())
+    })
+    .await;
+}
+
+/// A rate limit for a log line that may repeat at every accept (accept
+/// errors at file-descriptor exhaustion, evictions and refusals at the
+/// cap).
+#[derive(Default)]
+pub(super) struct Throttle {
+    last: Option<std::time::Instant>,
+    suppressed: u64,
+}
+
+impl Throttle {
+    /// `Some(n)` when the line is due, with the `n` occurrences left out
+    /// since the last one; `None` within the period.
+    pub(super) fn due(&mut self) -> Option<u64> {
+        let now = std::time::Instant::now();
+        if self
+            .last
+            .is_some_and(|at| now.duration_since(at) < LOG_PERIOD)
+        {
+            self.suppressed += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.suppressed))
+    }
+}

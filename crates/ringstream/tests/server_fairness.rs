@@ -152,6 +152,7 @@ async fn a_client_that_never_reads_is_dropped_at_the_write_deadline() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    assert_eq!(server.metrics.write_timeouts(), 1);
     drop(socket);
 }
 
@@ -292,6 +293,7 @@ async fn a_stream_subscriber_that_stopped_reading_is_dropped() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    assert_eq!(metrics.write_timeouts(), 1);
     drop(socket);
 }
 
@@ -315,7 +317,7 @@ async fn a_slow_but_steady_reader_gets_the_whole_response() {
             .insert(http::header::CONTENT_LENGTH, LEN.into());
         Ok::<_, Infallible>(response)
     });
-    let (addr, _metrics) = start_small_buffers(service, config);
+    let (addr, metrics) = start_small_buffers(service, config);
     let mut socket = connect_small_window(addr).await;
     socket
         .write_all(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
@@ -336,6 +338,7 @@ async fn a_slow_but_steady_reader_gets_the_whole_response() {
     }
     let body_at = got.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
     assert_eq!(got.len() - body_at, LEN, "the response was cut short");
+    assert_eq!(metrics.write_timeouts(), 0);
 }
 
 /// A body of `left` frames of 1 KiB, all ready at once.

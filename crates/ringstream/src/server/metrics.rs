@@ -35,6 +35,7 @@ pub struct Metrics {
     connections_open: AtomicU64,
     connections_evicted: AtomicU64,
     connections_refused: AtomicU64,
+    write_timeouts: AtomicU64,
     /// Responses by status code, indexed by `status - 100`.
     statuses: Box<[AtomicU64; 500]>,
 }
@@ -58,6 +59,9 @@ pub struct MetricsSnapshot {
     pub connections_evicted: u64,
     /// Clients refused with `503` at the cap, every connection busy.
     pub connections_refused: u64,
+    /// Connections closed because a response write made no progress for
+    /// [`Config::write_timeout`](super::Config::write_timeout).
+    pub write_timeouts: u64,
     /// Responses with a status of 400 or above.
     pub errors: u64,
 }
@@ -72,6 +76,7 @@ impl Default for Metrics {
             connections_open: AtomicU64::new(0),
             connections_evicted: AtomicU64::new(0),
             connections_refused: AtomicU64::new(0),
+            write_timeouts: AtomicU64::new(0),
             statuses: Box::new([const { AtomicU64::new(0) }; 500]),
         }
     }
@@ -115,6 +120,13 @@ impl Metrics {
         self.connections_refused.load(Relaxed)
     }
 
+    /// Connections closed because a response write made no progress for
+    /// [`Config::write_timeout`](super::Config::write_timeout): a client
+    /// that stopped reading, an SSE subscriber that fell asleep.
+    pub fn write_timeouts(&self) -> u64 {
+        self.write_timeouts.load(Relaxed)
+    }
+
     /// Responses sent with `status` so far.
     pub fn status_count(&self, status: u16) -> u64 {
         usize::from(status)
@@ -152,6 +164,7 @@ impl Metrics {
             connections_open: self.connections_open(),
             connections_evicted: self.connections_evicted(),
             connections_refused: self.connections_refused(),
+            write_timeouts: self.write_timeouts(),
             errors: self.errors(),
         }
     }
@@ -185,6 +198,11 @@ impl Metrics {
     /// Counts a client refused at the cap.
     pub(crate) fn record_connection_refused(&self) {
         self.connections_refused.fetch_add(1, Relaxed);
+    }
+
+    /// Counts a connection closed at the write timeout.
+    pub(crate) fn record_write_timeout(&self) {
+        self.write_timeouts.fetch_add(1, Relaxed);
     }
 
     /// Counts a connection closed.
@@ -239,6 +257,11 @@ impl Metrics {
                 "ringstream_connections_refused_total",
                 "Clients refused with 503 at the connection cap, every connection busy.",
                 &self.connections_refused,
+            ),
+            (
+                "ringstream_write_timeouts_total",
+                "Connections closed because a response write made no progress for the write timeout.",
+                &self.write_timeouts,
             ),
         ];
         for (name, help, value) in counters {

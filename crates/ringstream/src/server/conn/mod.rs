@@ -132,7 +132,9 @@ where
                 Ok(false) => break,
                 Err(e) => {
                     // A client that stopped reading is not waited for again.
-                    if !matches!(e, Error::TimedOut("response write")) {
+                    if matches!(e, Error::TimedOut("response write")) {
+                        self.metrics.record_write_timeout();
+                    } else {
                         let deadline = tokio::time::Instant::now() + self.config.write_timeout;
                         let _ = tokio::time::timeout_at(deadline, self.stream.close()).await;
                     }
@@ -212,7 +214,7 @@ where
         let bytes_sent = match written {
             Ok(n) => n,
             Err(e) => {
-                tracing::info!(%method, %uri, status, error = %e, "response aborted");
+                tracing::debug!(%method, %uri, status, error = %e, "response aborted");
                 return Err(e);
             }
         };

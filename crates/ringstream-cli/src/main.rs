@@ -65,6 +65,9 @@ struct ServeArgs {
     /// Seconds graceful shutdown (Ctrl-C) waits for in-flight requests.
     #[arg(long, default_value_t = 30)]
     shutdown_timeout: u64,
+    /// No access-log line per request (target `ringstream::access`).
+    #[arg(long)]
+    no_access_log: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -104,6 +107,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             body_min_rate: args.body_min_rate,
             write_timeout: Duration::from_secs(args.write_timeout),
             shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
+            access_log: !args.no_access_log,
             ..Config::default()
         };
         let mut app = App::new(server.metrics());

@@ -81,11 +81,11 @@ fn serve_logs_one_plain_line_per_request() {
     // log is not a terminal, so it carries no colour escapes.
     assert!(!line.contains('\x1b'), "escape codes in {line:?}");
     for field in [
-        "method=GET",
-        "uri=/bytes/10",
-        "status=200",
-        "bytes=10",
-        "micros=",
+        "http.request.method=GET",
+        "http.target=/bytes/10",
+        "http.response.status_code=200",
+        "http.response.body.size=10",
+        "duration_us=",
     ] {
         assert!(line.contains(field), "{field} missing from {line:?}");
     }
@@ -122,8 +122,8 @@ fn serve_logs_a_request_body_cut_short() {
     let _ = conn.read_to_end(&mut rest);
 
     let line = log_line(&lines, "request body cut short");
-    assert!(line.contains("uri=/upload"), "{line:?}");
-    assert!(line.contains("method=POST"), "{line:?}");
+    assert!(line.contains("http.target=/upload"), "{line:?}");
+    assert!(line.contains("http.request.method=POST"), "{line:?}");
 }
 
 /// A second SIGTERM during the graceful shutdown closes every connection at

@@ -260,3 +260,15 @@ impl Rng {
         }
     }
 }
+
+/// Polls `done` every few milliseconds until it holds; panics after 10 s.
+pub async fn poll_until(mut done: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "condition not met within 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}

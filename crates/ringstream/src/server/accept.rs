@@ -2,13 +2,12 @@
 //! [`Admission`], and the graceful shutdown.
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Request, Response};
 use http_body::Body;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tower_service::Service;
@@ -17,13 +16,14 @@ use super::admit::{Admission, Throttle};
 use super::conn::Connection;
 use super::counted::Counted;
 use super::slots::Taken;
-use super::{Config, Metrics, Server};
+use super::{Config, ConnectionInfo, Listener, Metrics, Server};
 use crate::body::Incoming;
 use crate::error::{BoxError, Error};
 
 /// Accepts and serves until `signal`, then shuts down gracefully.
-pub(super) async fn run<S, B, F>(server: Server, service: S, signal: F) -> Result<(), Error>
+pub(super) async fn run<L, S, B, F>(server: Server<L>, service: S, signal: F) -> Result<(), Error>
 where
+    L: Listener,
     S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
     S::Future: Send,
     S::Error: Into<BoxError>,
@@ -33,12 +33,15 @@ where
     F: Future<Output = ()>,
 {
     let Server {
-        listener,
+        mut listener,
         config,
         metrics,
     } = server;
     let config = Arc::new(config);
-    set_backlog(&listener, config.listen_backlog);
+    if let Err(e) = listener.set_backlog(config.listen_backlog) {
+        let backlog = config.listen_backlog;
+        tracing::warn!(error = %e, backlog, "could not set the listen backlog");
+    }
     let mut admission = Admission::new(&config);
     let (stop, stopped) = watch::channel(false);
     let mut tasks = JoinSet::new();
@@ -58,7 +61,7 @@ where
             }
             accepted = listener.accept() => accepted,
         };
-        let (socket, peer) = match accepted {
+        let (socket, info) = match accepted {
             Ok(a) => a,
             Err(e) => {
                 if let Some(suppressed) = accept_errors.due() {
@@ -68,28 +71,18 @@ where
                 continue;
             }
         };
-        let _ = socket.set_nodelay(true);
         let parts = Parts {
             service: service.clone(),
             config: config.clone(),
             metrics: metrics.clone(),
             stopped: stopped.clone(),
         };
-        admission.admit(socket, peer, parts, &mut tasks);
+        admission.admit(socket, info, parts, &mut tasks);
     }
     drop(listener);
     let _ = stop.send(true);
     finish(tasks, config.shutdown_timeout).await;
     Ok(())
-}
-
-/// Sets the listen queue of `listener` to `backlog` (listening again on a
-/// listening socket changes only its queue length).
-fn set_backlog(listener: &TcpListener, backlog: u32) {
-    let backlog = i32::try_from(backlog).unwrap_or(i32::MAX);
-    if let Err(e) = socket2::SockRef::from(listener).listen(backlog) {
-        tracing::warn!(error = %e, backlog, "could not set the listen backlog");
-    }
 }
 
 /// What every connection of a server shares.
@@ -101,12 +94,13 @@ pub(super) struct Parts<S> {
 }
 
 /// Serves one accepted connection to its end, then gives its slot back.
-pub(super) async fn serve_one<S, B>(
-    socket: TcpStream,
-    peer: SocketAddr,
+pub(super) async fn serve_one<T, S, B>(
+    socket: T,
+    info: ConnectionInfo,
     parts: Parts<S>,
     taken: Taken,
 ) where
+    T: AsyncRead + AsyncWrite + Unpin,
     S: Service<Request<Incoming>, Response = Response<B>>,
     S::Error: Into<BoxError>,
     B: Body,
@@ -133,9 +127,10 @@ pub(super) async fn serve_one<S, B>(
         metrics,
         stopped,
         slot,
-    );
+    )
+    .with_info(info);
     if let Err(e) = conn.run().await {
-        tracing::debug!(%peer, error = %e, "connection ended with an error");
+        tracing::debug!(error = %e, "connection ended with an error");
     }
 }
 
@@ -168,6 +163,7 @@ async fn finish(mut tasks: JoinSet<()>, grace: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::net::{TcpListener, TcpStream};
 
     /// How many of `n` clients complete a connect to `listener` (which
     /// accepts none) within 300 ms each.
@@ -190,13 +186,13 @@ mod tests {
     #[tokio::test]
     async fn the_backlog_of_a_listening_socket_is_changed() {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        set_backlog(&listener, 1);
+        listener.set_backlog(1).unwrap();
         let (small, _held) = connected(&listener, 12).await;
         assert!(small < 12, "{small} of 12 connected with a backlog of 1");
 
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        set_backlog(&listener, 1);
-        set_backlog(&listener, 64);
+        listener.set_backlog(1).unwrap();
+        listener.set_backlog(64).unwrap();
         let (large, _held) = connected(&listener, 12).await;
         assert_eq!(large, 12);
     }

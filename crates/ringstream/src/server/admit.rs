@@ -1,22 +1,22 @@
 //! Admission at the connection cap: a free slot, or the longest-idle
 //! connection's, or a prompt `503` — never silence in the listen backlog.
 
-use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Waker};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::{Request, Response};
 use http_body::Body;
 use ringstream_core::h1::{write_unavailable_response, DateCache};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tower_service::Service;
 
 use super::accept::{serve_one, Parts};
 use super::slots::Slots;
-use super::Config;
+use super::{Config, ConnectionInfo};
 use crate::body::Incoming;
 use crate::error::BoxError;
 
@@ -66,13 +66,14 @@ impl Admission {
 
     /// Serves `socket` in a new task of `tasks` if there is room or an
     /// idle connection makes room; refuses it with `503` otherwise.
-    pub(super) fn admit<S, B>(
+    pub(super) fn admit<T, S, B>(
         &mut self,
-        socket: TcpStream,
-        peer: SocketAddr,
+        socket: T,
+        info: ConnectionInfo,
         parts: Parts<S>,
         tasks: &mut JoinSet<()>,
     ) where
+        T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
         S: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
         S::Future: Send,
         S::Error: Into<BoxError>,
@@ -81,7 +82,7 @@ impl Admission {
         B::Error: Into<BoxError>,
     {
         if let Some(taken) = self.slots.try_take() {
-            tasks.spawn(serve_one(socket, peer, parts, taken));
+            tasks.spawn(serve_one(socket, info, parts, taken));
             return;
         }
         if self.slots.evict_longest_idle() {
@@ -100,7 +101,7 @@ impl Admission {
             let answer = self.unavailable();
             tasks.spawn(async move {
                 match tokio::time::timeout(wait, waiting.take()).await {
-                    Ok(Some(taken)) => serve_one(socket, peer, parts, taken).await,
+                    Ok(Some(taken)) => serve_one(socket, info, parts, taken).await,
                     // The evicted connection did not close in time.
                     _ => {
                         parts.metrics.record_connection_refused();
@@ -129,9 +130,7 @@ impl Admission {
             }
             // Too many refusals under way: the answer without the lingering
             // close (the send buffer of a new socket takes it whole).
-            Err(_) => {
-                let _ = socket.try_write(&answer);
-            }
+            Err(_) => try_write(socket, &answer),
         }
     }
     /// The `503` of a refusal, dated now.
@@ -145,8 +144,15 @@ impl Admission {
     }
 }
 
+/// Writes what `socket` takes of `answer` at once, without waiting, and
+/// drops it.
+fn try_write<T: AsyncWrite + Unpin>(mut socket: T, answer: &[u8]) {
+    let mut cx = Context::from_waker(Waker::noop());
+    let _ = Pin::new(&mut socket).poll_write(&mut cx, answer);
+}
+
 /// Sends `answer` and closes, bounded in time and bytes.
-async fn refuse(mut socket: TcpStream, answer: &[u8]) {
+async fn refuse<T: AsyncRead + AsyncWrite + Unpin>(mut socket: T, answer: &[u8]) {
     let _ = tokio::time::timeout(REFUSAL_TIME, async {
         socket.write_all(answer).await?;
         socket.shutdown().await?;

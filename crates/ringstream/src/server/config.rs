@@ -75,6 +75,13 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     /// Write `Server: ringstream` on responses. Default true.
     pub server_header: bool,
+    /// Log one line per request at INFO on the target `ringstream::access`
+    /// (method, target, client, status, body bytes, duration) and each
+    /// rejection with its reason. Default false: an application that logs
+    /// with tower-http's `TraceLayer` or reads the per-request span
+    /// (target `ringstream::request`) needs no second line; `ringstream
+    /// serve` turns it on.
+    pub access_log: bool,
 }
 
 impl Default for Config {
@@ -92,6 +99,7 @@ impl Default for Config {
             write_timeout: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(30),
             server_header: true,
+            access_log: false,
         }
     }
 }

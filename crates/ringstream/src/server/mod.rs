@@ -39,27 +39,32 @@
 //! ```
 
 mod accept;
+mod addr;
 mod admit;
 mod config;
 mod conn;
+mod connection;
 mod counted;
+mod listener;
 mod metrics;
 mod serve;
 mod service;
 mod slots;
 mod stop;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use http::{Request, Response};
 use http_body::Body;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, ToSocketAddrs};
-use tokio::sync::watch;
 use tower_service::Service;
 
+pub use addr::{Addr, ConnectionInfo};
 pub use config::Config;
+pub use connection::{
+    serve_connection, serve_connection_with_info, GracefulConnection, ServeConnection,
+};
+pub use listener::Listener;
 pub use metrics::{Metrics, MetricsSnapshot};
 use serve::Start;
 pub use serve::{Serve, WithGracefulShutdown};
@@ -67,13 +72,13 @@ pub use service::{service_fn, ServiceFn};
 
 use crate::error::{BoxError, Error};
 use crate::Incoming;
-use conn::Connection;
 
-/// An HTTP/1.1 server bound to a TCP listener, before it serves.
+/// An HTTP/1.1 server with its [`Listener`] (TCP unless said otherwise),
+/// before it serves.
 ///
 /// Each connection runs in its own task, so a slow handler never stalls the
-/// others; at most [`Config::max_connections`] run at once (further clients
-/// wait to be accepted).
+/// others; at most [`Config::max_connections`] run at once (see there what
+/// a client arriving at the cap gets).
 ///
 /// # Examples
 ///
@@ -98,14 +103,14 @@ use conn::Connection;
 /// # }
 /// ```
 #[derive(Debug)]
-pub struct Server {
-    listener: TcpListener,
+pub struct Server<L = TcpListener> {
+    listener: L,
     config: Config,
     metrics: Arc<Metrics>,
 }
 
 impl Server {
-    /// Binds a listener to `addr`.
+    /// Binds a TCP listener to `addr`.
     ///
     /// # Errors
     ///
@@ -114,8 +119,52 @@ impl Server {
         Ok(Server::from_listener(TcpListener::bind(addr).await?))
     }
 
-    /// Serves on an existing listener.
-    pub fn from_listener(listener: TcpListener) -> Server {
+    /// Serves on a TCP listener bound elsewhere: by the standard library,
+    /// or inherited from a service manager (systemd's socket activation
+    /// hands over such a listener). It is made non-blocking here.
+    ///
+    /// Call it within a tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the listener cannot be made non-blocking or
+    /// registered with the runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::server::Server;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let bound = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let addr = bound.local_addr().unwrap();
+    /// let server = Server::from_std(bound).unwrap();
+    /// assert_eq!(server.local_addr().unwrap(), addr);
+    /// # });
+    /// ```
+    pub fn from_std(listener: std::net::TcpListener) -> Result<Server, Error> {
+        listener.set_nonblocking(true)?;
+        Ok(Server::from_listener(TcpListener::from_std(listener)?))
+    }
+}
+
+impl<L: Listener> Server<L> {
+    /// Serves on `listener`: a TCP listener, a Unix domain socket
+    /// listener, or any other [`Listener`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[cfg(unix)]
+    /// # async fn run() -> Result<(), ringstream::Error> {
+    /// use ringstream::server::Server;
+    ///
+    /// let listener = tokio::net::UnixListener::bind("/tmp/app.sock")?;
+    /// let server = Server::from_listener(listener);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_listener(listener: L) -> Server<L> {
         Server {
             listener,
             config: Config::default(),
@@ -125,7 +174,7 @@ impl Server {
 
     /// Replaces the limits and timeouts.
     #[must_use]
-    pub fn with_config(mut self, config: Config) -> Server {
+    pub fn with_config(mut self, config: Config) -> Server<L> {
         self.config = config;
         self
     }
@@ -139,8 +188,8 @@ impl Server {
     ///
     /// # Errors
     ///
-    /// [`Error::Io`], as [`TcpListener::local_addr`].
-    pub fn local_addr(&self) -> Result<SocketAddr, Error> {
+    /// [`Error::Io`], as [`Listener::local_addr`].
+    pub fn local_addr(&self) -> Result<L::Addr, Error> {
         Ok(self.listener.local_addr()?)
     }
 
@@ -153,7 +202,7 @@ impl Server {
     /// awaited, until the process ends or, with
     /// [`with_graceful_shutdown`](Serve::with_graceful_shutdown), until a
     /// signal.
-    pub fn serve<S, B>(self, service: S) -> Serve<S>
+    pub fn serve<S, B>(self, service: S) -> Serve<L, S>
     where
         S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
         S::Future: Send,
@@ -169,8 +218,9 @@ impl Server {
     }
 }
 
-/// Serves `service` on `listener` with the default [`Config`]; `.await` the
-/// result, after [`with_config`](Serve::with_config) or
+/// Serves `service` on `listener` (TCP, a Unix domain socket, or any other
+/// [`Listener`]) with the default [`Config`]; `.await` the result, after
+/// [`with_config`](Serve::with_config) or
 /// [`with_graceful_shutdown`](Serve::with_graceful_shutdown) if needed.
 ///
 /// # Examples
@@ -203,8 +253,9 @@ impl Server {
 /// running.await.unwrap().unwrap();
 /// # });
 /// ```
-pub fn serve<S, B>(listener: TcpListener, service: S) -> Serve<S>
+pub fn serve<L, S, B>(listener: L, service: S) -> Serve<L, S>
 where
+    L: Listener,
     S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
     S::Future: Send,
     S::Error: Into<BoxError>,
@@ -213,54 +264,4 @@ where
     B::Error: Into<BoxError>,
 {
     Server::from_listener(listener).serve(service)
-}
-
-/// Serve one connection over any transport (a Unix socket, a TLS stream, an
-/// in-memory `tokio::io::duplex` pipe) until it closes.
-///
-/// # Errors
-///
-/// When the connection ends with an I/O error or a broken response body:
-/// the same [`Error`] as [`serve`]'s.
-///
-/// # Examples
-///
-/// ```
-/// use std::convert::Infallible;
-/// use ringstream::server::{serve_connection, service_fn, Config};
-/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
-///
-/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let (mut client, server) = tokio::io::duplex(4096);
-/// let service = service_fn(|_req: http::Request<ringstream::Incoming>| async {
-///     Ok::<_, Infallible>(http::Response::new(String::from("hi")))
-/// });
-/// tokio::spawn(serve_connection(server, service, Config::default()));
-/// client.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await.unwrap();
-/// let mut response = String::new();
-/// client.read_to_string(&mut response).await.unwrap();
-/// assert!(response.starts_with("HTTP/1.1 200 OK\r\n"));
-/// assert!(response.ends_with("\r\n\r\nhi"));
-/// # });
-/// ```
-pub async fn serve_connection<T, S, B>(io: T, service: S, config: Config) -> Result<(), Error>
-where
-    T: AsyncRead + AsyncWrite + Unpin,
-    S: Service<Request<Incoming>, Response = Response<B>>,
-    S::Error: Into<BoxError>,
-    B: Body,
-    B::Error: Into<BoxError>,
-{
-    let (_stop, stopped) = watch::channel(false);
-    let metrics = Arc::new(Metrics::default());
-    Connection::new(
-        io,
-        service,
-        Arc::new(config),
-        metrics,
-        stopped,
-        slots::Slot::standalone(),
-    )
-    .run()
-    .await
 }

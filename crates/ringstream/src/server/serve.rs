@@ -11,7 +11,7 @@ use http_body::Body;
 use tower_service::Service;
 
 use super::accept::run;
-use super::{Config, Metrics, Server};
+use super::{Config, Listener, Metrics, Server};
 use crate::body::Incoming;
 use crate::error::{BoxError, Error};
 
@@ -29,15 +29,15 @@ use crate::error::{BoxError, Error};
 /// of file descriptors) are logged and retried. Its error type is the
 /// [`Error`] of [`serve_connection`](super::serve_connection).
 #[must_use = "a Serve does nothing until it is awaited"]
-pub struct Serve<S> {
+pub struct Serve<L, S> {
     pub(super) metrics: Arc<Metrics>,
-    pub(super) start: Start<S, std::future::Pending<()>>,
+    pub(super) start: Start<L, S, std::future::Pending<()>>,
 }
 
-impl<S> Serve<S> {
+impl<L, S> Serve<L, S> {
     /// Replaces the limits and timeouts. Call it before the first poll:
     /// a server already running keeps its configuration.
-    pub fn with_config(mut self, config: Config) -> Serve<S> {
+    pub fn with_config(mut self, config: Config) -> Serve<L, S> {
         if let Some((server, _, _)) = &mut self.start.parts {
             server.config = config;
         }
@@ -56,7 +56,7 @@ impl<S> Serve<S> {
     ///
     /// A server already running (polled before this call) keeps running
     /// without the signal.
-    pub fn with_graceful_shutdown<F>(self, signal: F) -> WithGracefulShutdown<S, F>
+    pub fn with_graceful_shutdown<F>(self, signal: F) -> WithGracefulShutdown<L, S, F>
     where
         F: Future<Output = ()> + Send + 'static,
     {
@@ -76,9 +76,9 @@ impl<S> Serve<S> {
 
 // The service is moved into a boxed future before that future is polled;
 // it is never pinned in place.
-impl<S> Unpin for Serve<S> {}
+impl<L, S> Unpin for Serve<L, S> {}
 
-impl<S> fmt::Debug for Serve<S> {
+impl<L, S> fmt::Debug for Serve<L, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Serve")
             .field("running", &self.start.running.is_some())
@@ -86,8 +86,9 @@ impl<S> fmt::Debug for Serve<S> {
     }
 }
 
-impl<S, B> Future for Serve<S>
+impl<L, S, B> Future for Serve<L, S>
 where
+    L: Listener,
     S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
     S::Future: Send,
     S::Error: Into<BoxError>,
@@ -109,12 +110,12 @@ where
 ///
 /// As [`Serve`].
 #[must_use = "a WithGracefulShutdown does nothing until it is awaited"]
-pub struct WithGracefulShutdown<S, F> {
+pub struct WithGracefulShutdown<L, S, F> {
     metrics: Arc<Metrics>,
-    start: Start<S, F>,
+    start: Start<L, S, F>,
 }
 
-impl<S, F> WithGracefulShutdown<S, F> {
+impl<L, S, F> WithGracefulShutdown<L, S, F> {
     /// The server's counters, shared with the running server.
     pub fn metrics(&self) -> Arc<Metrics> {
         self.metrics.clone()
@@ -123,9 +124,9 @@ impl<S, F> WithGracefulShutdown<S, F> {
 
 // The service and the signal are moved into a boxed future before that
 // future is polled; they are never pinned in place.
-impl<S, F> Unpin for WithGracefulShutdown<S, F> {}
+impl<L, S, F> Unpin for WithGracefulShutdown<L, S, F> {}
 
-impl<S, F> fmt::Debug for WithGracefulShutdown<S, F> {
+impl<L, S, F> fmt::Debug for WithGracefulShutdown<L, S, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WithGracefulShutdown")
             .field("running", &self.start.running.is_some())
@@ -133,8 +134,9 @@ impl<S, F> fmt::Debug for WithGracefulShutdown<S, F> {
     }
 }
 
-impl<S, B, F> Future for WithGracefulShutdown<S, F>
+impl<L, S, B, F> Future for WithGracefulShutdown<L, S, F>
 where
+    L: Listener,
     S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
     S::Future: Send,
     S::Error: Into<BoxError>,
@@ -154,13 +156,13 @@ where
 type Running = Pin<Box<dyn Future<Output = Result<(), Error>> + Send>>;
 
 /// What a [`Serve`] needs to start, and then the server it started.
-pub(super) struct Start<S, F> {
-    parts: Option<(Server, S, F)>,
+pub(super) struct Start<L, S, F> {
+    parts: Option<(Server<L>, S, F)>,
     running: Option<Running>,
 }
 
-impl<S, F> Start<S, F> {
-    pub(super) fn new(server: Server, service: S, signal: F) -> Self {
+impl<L, S, F> Start<L, S, F> {
+    pub(super) fn new(server: Server<L>, service: S, signal: F) -> Self {
         Start {
             parts: Some((server, service, signal)),
             running: None,
@@ -169,6 +171,7 @@ impl<S, F> Start<S, F> {
 
     fn poll<B>(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>>
     where
+        L: Listener,
         S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
         S::Future: Send,
         S::Error: Into<BoxError>,

@@ -33,7 +33,11 @@ where
         write_error_response(self.stream.write_buffer_for(HEAD_ROOM), status, &date);
         let deadline = tokio::time::Instant::now() + self.config.head_timeout;
         let _ = timeout_at(deadline, self.stream.flush()).await;
-        tracing::info!(target: "ringstream::access", status, reason = %why, "request rejected");
+        if self.config.access_log {
+            tracing::info!(target: "ringstream::access", status, reason = %why, "request rejected");
+        } else {
+            tracing::debug!(status, reason = %why, "request rejected");
+        }
     }
 
     /// Read and discard what the service left unread of the request body

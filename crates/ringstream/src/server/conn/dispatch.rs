@@ -83,6 +83,7 @@ where
         future: F,
         pump: &mut BodyPump,
         exchange: &mut Exchange,
+        span: &tracing::Span,
     ) -> Result<Result<Response<B>, String>, Settled>
     where
         F: Future<Output = Result<Response<B>, E>>,
@@ -91,6 +92,8 @@ where
         let mut future = pin!(future);
         let stream = &mut self.stream;
         poll_fn(|cx| loop {
+            // The service's own events belong to the request's span.
+            let entered = span.enter();
             let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)));
             match polled {
                 Err(_) => return Poll::Ready(Err(Settled::Panicked)),
@@ -98,6 +101,7 @@ where
                 Ok(Poll::Ready(Err(e))) => return Poll::Ready(Ok(Err(e.into().to_string()))),
                 Ok(Poll::Pending) => {}
             }
+            drop(entered);
             match pump.poll(stream, exchange, cx) {
                 Err(failure) => return Poll::Ready(Err(Settled::BodyFailed(failure))),
                 Ok(true) => continue,

@@ -19,6 +19,7 @@
 mod close;
 mod dispatch;
 mod read;
+mod trace;
 mod write;
 
 use std::future::poll_fn;
@@ -37,12 +38,12 @@ use tower_service::Service;
 use super::metrics::Metrics;
 use super::slots::Slot;
 use super::stop::StopSignal;
-use super::Config;
+use super::{Config, ConnectionInfo};
 use crate::body::Incoming;
 use crate::error::{BoxError, Error};
 use crate::stream::Stream;
-use dispatch::{BodyFailure, Settled};
 use read::{HeadOutcome, HeadSpans, Span};
+use trace::{failure_status, log_access, record_response, request_span, Shown};
 
 pub(crate) struct Connection<T, S> {
     stream: Stream<T>,
@@ -61,6 +62,8 @@ pub(crate) struct Connection<T, S> {
     /// No request has been read yet: the first one is awaited under the
     /// head deadline set at the start.
     awaiting_first: bool,
+    /// The ends of the connection, given to every request.
+    info: Option<ConnectionInfo>,
 }
 
 impl<T, S, B> Connection<T, S>
@@ -91,7 +94,14 @@ where
             timer: Box::pin(sleep_until(tokio::time::Instant::now())),
             spare_headers: None,
             awaiting_first: true,
+            info: None,
         }
+    }
+
+    /// Gives every request `info` as an extension.
+    pub(crate) fn with_info(mut self, info: ConnectionInfo) -> Self {
+        self.info = Some(info);
+        self
     }
 
     /// Serve requests until the peer closes, an error ends the connection,
@@ -148,8 +158,9 @@ where
 
     /// Serve one request. `Ok(true)`: the connection may carry another.
     async fn exchange(&mut self, spans: HeadSpans) -> Result<bool, Error> {
-        let started = tracing::enabled!(target: "ringstream::access", tracing::Level::INFO)
-            .then(Instant::now);
+        let started = (self.config.access_log
+            && tracing::enabled!(target: "ringstream::access", tracing::Level::INFO))
+        .then(Instant::now);
         let head = self.stream.split_buffered(spans.head_len);
         let request = match self.build_request(&spans, &head) {
             Ok(request) => request,
@@ -162,6 +173,7 @@ where
         // shares these bytes, so keeping them costs nothing).
         let method = Shown(head.get(spans.method.0..spans.method.0 + spans.method.1));
         let uri = Shown(head.get(spans.target.0..spans.target.0 + spans.target.1));
+        let span = request_span(self.info.as_ref(), request.method(), request.uri());
         let mut exchange = spans.exchange;
         let (body, mut pump) = self.body_for(&exchange);
         let request = request.map(|()| body);
@@ -177,11 +189,15 @@ where
             return Ok(false);
         }
         let future = self.service.call(request);
-        let outcome = self.await_response(future, &mut pump, &mut exchange).await;
+        let outcome = self
+            .await_response(future, &mut pump, &mut exchange, &span)
+            .await;
         let response = match outcome {
             Ok(Ok(response)) => response,
             failed => {
-                if let Some((status, why)) = failure_status(failed, &method, &uri) {
+                if let Some((status, why)) =
+                    failure_status(failed, &method, &uri, self.config.access_log)
+                {
                     self.reject(status, &why).await;
                 }
                 return Ok(false);
@@ -208,7 +224,7 @@ where
         let written = if answered_here {
             Ok(0)
         } else {
-            self.write_body(body, encoder, &mut pump, &mut exchange)
+            self.write_body(body, encoder, &mut pump, &mut exchange, &span)
                 .await
         };
         let bytes_sent = match written {
@@ -227,8 +243,10 @@ where
         if !keep_alive || self.stream.buffered().is_empty() {
             self.flush_within_deadline().await?;
         }
+        record_response(&span, status, bytes_sent);
         if let Some(at) = started {
-            log_access(&method, &uri, status, bytes_sent, at);
+            let _entered = span.enter();
+            log_access(&method, &uri, self.info.as_ref(), status, bytes_sent, at);
         }
         Ok(keep_alive)
     }
@@ -257,76 +275,5 @@ where
         self.keep_spare_headers(parts.headers);
         self.metrics.record_status(status);
         Ok(encoder)
-    }
-}
-
-/// The access-log line of a served request.
-fn log_access(method: &Shown<'_>, uri: &Shown<'_>, status: u16, bytes: u64, started: Instant) {
-    tracing::info!(
-        target: "ringstream::access",
-        %method,
-        %uri,
-        status,
-        bytes,
-        micros = started.elapsed().as_micros() as u64,
-    );
-}
-
-/// Why an exchange ended without a response, for the log line.
-enum Failure {
-    Fixed(&'static str),
-    Body(Error),
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Fixed(why) => f.write_str(why),
-            Failure::Body(e) => std::fmt::Display::fmt(e, f),
-        }
-    }
-}
-
-/// Logs how waiting for a response failed and gives the status to answer
-/// with, if any (a body that failed on I/O gets none: the peer is gone).
-fn failure_status<R>(
-    failed: Result<Result<R, String>, Settled>,
-    method: &Shown<'_>,
-    uri: &Shown<'_>,
-) -> Option<(u16, Failure)> {
-    match failed {
-        Ok(Ok(_)) => None,
-        Ok(Err(e)) => {
-            tracing::error!(%method, %uri, error = %e, "service failed");
-            Some((500, Failure::Fixed("service failed")))
-        }
-        Err(Settled::Panicked) => {
-            tracing::error!(%method, %uri, "service panicked");
-            Some((500, Failure::Fixed("service panicked")))
-        }
-        Err(Settled::BodyFailed(BodyFailure(e))) => match e.status() {
-            // Answered (and logged) as a rejection.
-            Some(status) => Some((status, Failure::Body(e))),
-            // The client went away within its body: nobody to answer.
-            None => {
-                tracing::info!(
-                    target: "ringstream::access",
-                    %method,
-                    %uri,
-                    reason = %e,
-                    "request body cut short"
-                );
-                None
-            }
-        },
-    }
-}
-
-/// Bytes of the request line shown in a log line (lossily, as UTF-8).
-struct Shown<'a>(Option<&'a [u8]>);
-
-impl std::fmt::Display for Shown<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(&String::from_utf8_lossy(self.0.unwrap_or_default()), f)
     }
 }

@@ -218,6 +218,20 @@ where
             Version::Http11 => http::Version::HTTP_11,
         };
         *request.headers_mut() = headers;
+        if let Some(info) = &self.info {
+            insert_info(request.extensions_mut(), info);
+        }
         Ok(request)
     }
+}
+
+/// Gives a request the ends of its connection: ringstream's
+/// [`ConnectionInfo`](crate::server::ConnectionInfo), and with the `axum`
+/// feature axum's `ConnectInfo<SocketAddr>` for TCP.
+fn insert_info(extensions: &mut http::Extensions, info: &crate::server::ConnectionInfo) {
+    #[cfg(feature = "axum")]
+    if let Some(remote) = info.remote_addr().socket_addr() {
+        extensions.insert(axum::extract::ConnectInfo(remote));
+    }
+    extensions.insert(info.clone());
 }

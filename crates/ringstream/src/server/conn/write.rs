@@ -88,6 +88,7 @@ where
         encoder: Encoder,
         pump: &mut BodyPump,
         exchange: &mut Exchange,
+        span: &tracing::Span,
     ) -> Result<u64, Error>
     where
         B: Body,
@@ -112,7 +113,10 @@ where
             if out.done {
                 return Poll::Ready(Ok(out.sent));
             }
-            let polled = catch_unwind(AssertUnwindSafe(|| body.as_mut().poll_frame(cx)));
+            let polled = catch_unwind(AssertUnwindSafe(|| {
+                let _entered = span.enter();
+                body.as_mut().poll_frame(cx)
+            }));
             let frame = match polled {
                 Err(_) => return Poll::Ready(Err(Error::User("response body panicked".into()))),
                 Ok(Poll::Pending) => {

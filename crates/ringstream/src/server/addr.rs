@@ -1,0 +1,152 @@
+//! Where a connection comes from and where it arrived: [`ConnectionInfo`],
+//! given to every request as an extension.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The address of one end of a connection.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream::server::Addr;
+///
+/// let addr = Addr::from("127.0.0.1:8080".parse::<std::net::SocketAddr>().unwrap());
+/// assert_eq!(addr.to_string(), "127.0.0.1:8080");
+/// assert_eq!(addr.socket_addr().map(|a| a.port()), Some(8080));
+/// assert_eq!(Addr::Unix(None).to_string(), "unix:");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Addr {
+    /// A TCP (or TLS over TCP) endpoint.
+    Tcp(SocketAddr),
+    /// A Unix domain socket: its path, or `None` for an unnamed socket (the
+    /// usual client end).
+    Unix(Option<Arc<Path>>),
+    /// A transport without addresses (an in-memory pipe, say).
+    Unknown,
+}
+
+impl Addr {
+    /// The IP address and port, for a TCP endpoint.
+    pub fn socket_addr(&self) -> Option<SocketAddr> {
+        match self {
+            Addr::Tcp(addr) => Some(*addr),
+            _ => None,
+        }
+    }
+
+    /// The path, for a named Unix domain socket.
+    pub fn unix_path(&self) -> Option<&Path> {
+        match self {
+            Addr::Unix(path) => path.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+impl From<SocketAddr> for Addr {
+    fn from(addr: SocketAddr) -> Addr {
+        Addr::Tcp(addr)
+    }
+}
+
+#[cfg(unix)]
+impl From<tokio::net::unix::SocketAddr> for Addr {
+    fn from(addr: tokio::net::unix::SocketAddr) -> Addr {
+        Addr::Unix(addr.as_pathname().map(Arc::from))
+    }
+}
+
+impl fmt::Display for Addr {
+    /// `ip:port`, `unix:path` (`unix:` when unnamed), or `-`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Addr::Tcp(addr) => fmt::Display::fmt(addr, f),
+            Addr::Unix(path) => {
+                f.write_str("unix:")?;
+                match path {
+                    Some(path) => fmt::Display::fmt(&path.display(), f),
+                    None => Ok(()),
+                }
+            }
+            Addr::Unknown => f.write_str("-"),
+        }
+    }
+}
+
+/// The two ends of the connection a request came on: an extension of
+/// every request the server reads (`request.extensions().get::<ConnectionInfo>()`).
+///
+/// With the `axum` feature, a request over TCP also carries axum's
+/// `ConnectInfo<SocketAddr>` with the remote address.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{service_fn, ConnectionInfo};
+///
+/// let service = service_fn(|req: http::Request<ringstream::Incoming>| async move {
+///     let peer = req
+///         .extensions()
+///         .get::<ConnectionInfo>()
+///         .map(|info| info.remote_addr().to_string())
+///         .unwrap_or_default();
+///     Ok::<_, Infallible>(http::Response::new(format!("hello, {peer}\n")))
+/// });
+/// # let _ = service;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectionInfo {
+    remote: Addr,
+    local: Addr,
+}
+
+impl ConnectionInfo {
+    /// The ends of a connection: the client's address, then the server's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::server::{Addr, ConnectionInfo};
+    ///
+    /// let info = ConnectionInfo::new(Addr::Unix(None), Addr::Unknown);
+    /// assert_eq!(info.remote_addr(), &Addr::Unix(None));
+    /// assert_eq!(info.local_addr(), &Addr::Unknown);
+    /// ```
+    pub fn new(remote: impl Into<Addr>, local: impl Into<Addr>) -> ConnectionInfo {
+        ConnectionInfo {
+            remote: remote.into(),
+            local: local.into(),
+        }
+    }
+
+    /// The client's end.
+    pub fn remote_addr(&self) -> &Addr {
+        &self.remote
+    }
+
+    /// The server's end (for a listener bound to `0.0.0.0`, the address
+    /// the client connected to).
+    pub fn local_addr(&self) -> &Addr {
+        &self.local
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unix_addresses_show_their_path() {
+        let named = Addr::Unix(Some(Arc::from(Path::new("/run/app.sock"))));
+        assert_eq!(named.to_string(), "unix:/run/app.sock");
+        assert_eq!(named.unix_path(), Some(Path::new("/run/app.sock")));
+        assert_eq!(named.socket_addr(), None);
+        assert_eq!(Addr::Unknown.to_string(), "-");
+    }
+}

@@ -1,0 +1,269 @@
+//! One connection served on its own, over any transport:
+//! [`serve_connection`], with a graceful shutdown of its own.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::{Request, Response};
+use http_body::Body;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::watch;
+use tokio::time::Sleep;
+use tower_service::Service;
+
+use super::conn::Connection;
+use super::slots::Slot;
+use super::{Config, ConnectionInfo, Metrics};
+use crate::body::Incoming;
+use crate::error::{BoxError, Error};
+
+/// Serves one connection over any transport (a Unix socket, a TLS stream,
+/// an in-memory `tokio::io::duplex` pipe) until it closes; `.await` the
+/// returned [`ServeConnection`], or call
+/// [`with_graceful_shutdown`](ServeConnection::with_graceful_shutdown)
+/// first.
+///
+/// Its requests carry no [`ConnectionInfo`]: use
+/// [`serve_connection_with_info`] to give them one.
+///
+/// # Errors
+///
+/// When the connection ends with an I/O error or a broken response body:
+/// the same [`Error`] as [`serve`](super::serve)'s.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{serve_connection, service_fn, Config};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let (mut client, server) = tokio::io::duplex(4096);
+/// let service = service_fn(|_req: http::Request<ringstream::Incoming>| async {
+///     Ok::<_, Infallible>(http::Response::new(String::from("hi")))
+/// });
+/// tokio::spawn(serve_connection(server, service, Config::default()));
+/// client.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await.unwrap();
+/// let mut response = String::new();
+/// client.read_to_string(&mut response).await.unwrap();
+/// assert!(response.starts_with("HTTP/1.1 200 OK\r\n"));
+/// assert!(response.ends_with("\r\n\r\nhi"));
+/// # });
+/// ```
+pub fn serve_connection<T, S, B>(
+    io: T,
+    service: S,
+    config: Config,
+) -> ServeConnection<impl Future<Output = Result<(), Error>>>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+    S: Service<Request<Incoming>, Response = Response<B>>,
+    S::Error: Into<BoxError>,
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    start(io, None, service, config)
+}
+
+/// As [`serve_connection`], with `info` as the [`ConnectionInfo`]
+/// extension of every request.
+///
+/// # Errors
+///
+/// As [`serve_connection`].
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{serve_connection_with_info, service_fn, Addr, Config, ConnectionInfo};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let (mut client, server) = tokio::io::duplex(4096);
+/// let service = service_fn(|req: http::Request<ringstream::Incoming>| async move {
+///     let info = req.extensions().get::<ConnectionInfo>().unwrap();
+///     Ok::<_, Infallible>(http::Response::new(info.remote_addr().to_string()))
+/// });
+/// let peer: std::net::SocketAddr = "192.0.2.7:4000".parse().unwrap();
+/// let info = ConnectionInfo::new(peer, Addr::Unknown);
+/// tokio::spawn(serve_connection_with_info(server, info, service, Config::default()));
+/// client.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await.unwrap();
+/// let mut response = String::new();
+/// client.read_to_string(&mut response).await.unwrap();
+/// assert!(response.ends_with("\r\n\r\n192.0.2.7:4000"));
+/// # });
+/// ```
+pub fn serve_connection_with_info<T, S, B>(
+    io: T,
+    info: ConnectionInfo,
+    service: S,
+    config: Config,
+) -> ServeConnection<impl Future<Output = Result<(), Error>>>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+    S: Service<Request<Incoming>, Response = Response<B>>,
+    S::Error: Into<BoxError>,
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    start(io, Some(info), service, config)
+}
+
+fn start<T, S, B>(
+    io: T,
+    info: Option<ConnectionInfo>,
+    service: S,
+    config: Config,
+) -> ServeConnection<impl Future<Output = Result<(), Error>>>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+    S: Service<Request<Incoming>, Response = Response<B>>,
+    S::Error: Into<BoxError>,
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    let (stop, stopped) = watch::channel(false);
+    let shutdown_timeout = config.shutdown_timeout;
+    let mut connection = Connection::new(
+        io,
+        service,
+        Arc::new(config),
+        Arc::new(Metrics::default()),
+        stopped,
+        Slot::standalone(),
+    );
+    if let Some(info) = info {
+        connection = connection.with_info(info);
+    }
+    ServeConnection {
+        running: Box::pin(connection.run()),
+        stop,
+        shutdown_timeout,
+    }
+}
+
+/// One connection being served, made by [`serve_connection`]: a future
+/// that completes when the connection closes.
+///
+/// # Errors
+///
+/// As [`serve_connection`].
+#[must_use = "a ServeConnection does nothing until it is awaited"]
+pub struct ServeConnection<F> {
+    running: Pin<Box<F>>,
+    stop: watch::Sender<bool>,
+    shutdown_timeout: Duration,
+}
+
+impl<F> ServeConnection<F> {
+    /// Serves until `signal` completes, then shuts down gracefully: an
+    /// idle connection closes at once, a request under way is answered
+    /// with `connection: close` within [`Config::shutdown_timeout`], and
+    /// at that deadline the connection is closed whatever it is doing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use ringstream::server::{serve_connection, service_fn, Config};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (_client, server) = tokio::io::duplex(4096);
+    /// let service = service_fn(|_req: http::Request<ringstream::Incoming>| async {
+    ///     Ok::<_, Infallible>(http::Response::new(String::from("hi")))
+    /// });
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let served = tokio::spawn(
+    ///     serve_connection(server, service, Config::default()).with_graceful_shutdown(async {
+    ///         let _ = stopped.await;
+    ///     }),
+    /// );
+    /// stop.send(()).unwrap();
+    /// // The idle connection closes at once.
+    /// served.await.unwrap().unwrap();
+    /// # });
+    /// ```
+    pub fn with_graceful_shutdown<G>(self, signal: G) -> GracefulConnection<F, G>
+    where
+        G: Future<Output = ()>,
+    {
+        GracefulConnection {
+            running: self.running,
+            stop: self.stop,
+            signal: Some(Box::pin(signal)),
+            deadline: None,
+            shutdown_timeout: self.shutdown_timeout,
+        }
+    }
+}
+
+impl<F: Future<Output = Result<(), Error>>> Future for ServeConnection<F> {
+    type Output = Result<(), Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.running.as_mut().poll(cx)
+    }
+}
+
+impl<F> fmt::Debug for ServeConnection<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServeConnection").finish_non_exhaustive()
+    }
+}
+
+/// A [`ServeConnection`] that shuts down gracefully once its signal
+/// completes, made by [`ServeConnection::with_graceful_shutdown`].
+///
+/// # Errors
+///
+/// As [`serve_connection`]; a connection closed at the shutdown deadline
+/// ends with `Ok`.
+#[must_use = "a GracefulConnection does nothing until it is awaited"]
+pub struct GracefulConnection<F, G> {
+    running: Pin<Box<F>>,
+    stop: watch::Sender<bool>,
+    signal: Option<Pin<Box<G>>>,
+    deadline: Option<Pin<Box<Sleep>>>,
+    shutdown_timeout: Duration,
+}
+
+impl<F, G> Future for GracefulConnection<F, G>
+where
+    F: Future<Output = Result<(), Error>>,
+    G: Future<Output = ()>,
+{
+    type Output = Result<(), Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if let Some(signal) = &mut this.signal {
+            if signal.as_mut().poll(cx).is_ready() {
+                this.signal = None;
+                this.stop.send_replace(true);
+                let deadline = tokio::time::Instant::now() + this.shutdown_timeout;
+                this.deadline = Some(Box::pin(tokio::time::sleep_until(deadline)));
+            }
+        }
+        if let Poll::Ready(result) = this.running.as_mut().poll(cx) {
+            return Poll::Ready(result);
+        }
+        match this.deadline.as_mut().map(|d| d.as_mut().poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(Ok(())),
+            _ => Poll::Pending,
+        }
+    }
+}
+
+impl<F, G> fmt::Debug for GracefulConnection<F, G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GracefulConnection")
+            .field("stopping", &self.signal.is_none())
+            .finish_non_exhaustive()
+    }
+}

@@ -918,6 +918,10 @@ async fn nothing_outside_the_root_is_served() {
         "/.env",
         "/..%5c..%5coutside.txt",
         "/%ff",
+        "/%252e%252e/outside.txt",
+        "/%%2e%2e/outside.txt",
+        "/%2e%2e%2foutside.txt",
+        "/%C0%AE%C0%AE/outside.txt",
     ] {
         let reply = get(server.addr, target, "").await;
         assert!(

@@ -614,6 +614,14 @@ async fn if_match_and_if_unmodified_since() {
     );
     let old = "If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n";
     assert_eq!(get(server.addr, "/style.css", old).await.status, 412);
+    // The obsolete RFC 850 form, with its two-digit year (RFC 9110 §5.6.7).
+    let old = "If-Unmodified-Since: Sunday, 06-Nov-94 08:49:37 GMT\r\n";
+    assert_eq!(get(server.addr, "/style.css", old).await.status, 412);
+    let later = "If-Unmodified-Since: Thursday, 01-Jan-60 00:00:00 GMT\r\n";
+    assert_eq!(get(server.addr, "/style.css", later).await.status, 200);
+    // Not a valid HTTP-date (the day name is wrong): the field is ignored.
+    let wrong_day = "If-Unmodified-Since: Mon, 06 Nov 1994 08:49:37 GMT\r\n";
+    assert_eq!(get(server.addr, "/style.css", wrong_day).await.status, 200);
 }
 
 // ---------------------------------------------------------------------------

@@ -42,9 +42,12 @@
 // 4. `ranges`: the part of the file to send (`Range`, `If-Range`);
 // 5. `response`: the headers and the streaming `FileBody`.
 //
-// `path` maps a target onto the root; the meaning of the validators, ranges
-// and `Accept-Encoding` comes from the core (`ringstream_core::h1::negotiate`,
-// `parse_http_date`): nothing here parses header syntax.
+// `path` maps a target onto the root (percent-decoding by the
+// `percent-encoding` crate); the meaning of the validators, ranges and
+// `Accept-Encoding` comes from the core (`ringstream_core::h1::negotiate`).
+// The one header syntax parsed here is the HTTP-date of the date
+// conditions, by the `httpdate` crate (a std crate, out of the no_std
+// core's reach); the core compares the seconds.
 mod body;
 mod mime;
 mod path;

@@ -378,6 +378,76 @@ async fn small_files_have_type_length_and_validators() {
     }
 }
 
+// Media, fonts, archives and Markdown come from the maintained table.
+#[tokio::test]
+async fn content_types_beyond_the_common_web_files() {
+    let tree = tree();
+    for name in [
+        "clip.mp4",
+        "song.mp3",
+        "clip.webm",
+        "font.woff2",
+        "photo.avif",
+        "files.zip",
+        "README.md",
+    ] {
+        std::fs::write(tree.root().join(name), name).unwrap();
+    }
+    let server = start(ServeDir::new(tree.root())).await;
+    let mut conn = KeepAlive::connect(server.addr).await;
+    for (path, mime) in [
+        ("/clip.mp4", "video/mp4"),
+        ("/song.mp3", "audio/mpeg"),
+        ("/clip.webm", "video/webm"),
+        ("/font.woff2", "font/woff2"),
+        ("/photo.avif", "image/avif"),
+        ("/files.zip", "application/zip"),
+        ("/README.md", "text/markdown; charset=utf-8"),
+    ] {
+        let reply = conn.get(path, "").await;
+        assert_eq!(reply.status, 200, "{path}");
+        assert_eq!(reply.must("content-type"), mime, "{path}");
+        assert_eq!(reply.body, path.trim_start_matches('/').as_bytes());
+    }
+}
+
+// `ServeDir::mime_type` wins over the table and adds extensions it lacks;
+// it applies to the name asked for, HEAD and precompressed variants too.
+#[tokio::test]
+async fn mime_type_overrides_the_table() {
+    let tree = tree();
+    std::fs::write(tree.root().join("notes.md"), "# notes\n").unwrap();
+    std::fs::write(tree.root().join("LOUD.MD"), "# LOUD\n").unwrap();
+    std::fs::write(tree.root().join("scene.glb"), "glTF").unwrap();
+    let server = start(
+        ServeDir::new(tree.root())
+            .precompressed_gzip()
+            .mime_type("md", "text/plain; charset=utf-8")
+            .mime_type(".GLB", "model/gltf-binary")
+            .mime_type("txt", "text/x-first")
+            .mime_type("TXT", "text/plain; charset=iso-8859-1"),
+    )
+    .await;
+    let mut conn = KeepAlive::connect(server.addr).await;
+    for (path, mime) in [
+        ("/notes.md", "text/plain; charset=utf-8"),
+        ("/LOUD.MD", "text/plain; charset=utf-8"),
+        ("/scene.glb", "model/gltf-binary"),
+        ("/plain.txt", "text/plain; charset=iso-8859-1"),
+        ("/style.css", "text/css; charset=utf-8"),
+        ("/blob.bin", "application/octet-stream"),
+    ] {
+        let reply = conn.get(path, "").await;
+        assert_eq!(reply.status, 200, "{path}");
+        assert_eq!(reply.must("content-type"), mime, "{path}");
+    }
+    let reply = conn.request("HEAD", "/notes.md", "").await;
+    assert_eq!(reply.must("content-type"), "text/plain; charset=utf-8");
+    let reply = conn.get("/big.txt", "Accept-Encoding: gzip\r\n").await;
+    assert_eq!(reply.must("content-encoding"), "gzip");
+    assert_eq!(reply.must("content-type"), "text/plain; charset=iso-8859-1");
+}
+
 #[tokio::test]
 async fn one_mebibyte_file_is_identical_over_closing_and_persistent_connections() {
     let tree = tree();
@@ -544,6 +614,14 @@ async fn if_match_and_if_unmodified_since() {
     );
     let old = "If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n";
     assert_eq!(get(server.addr, "/style.css", old).await.status, 412);
+    // The obsolete RFC 850 form, with its two-digit year (RFC 9110 §5.6.7).
+    let old = "If-Unmodified-Since: Sunday, 06-Nov-94 08:49:37 GMT\r\n";
+    assert_eq!(get(server.addr, "/style.css", old).await.status, 412);
+    let later = "If-Unmodified-Since: Thursday, 01-Jan-60 00:00:00 GMT\r\n";
+    assert_eq!(get(server.addr, "/style.css", later).await.status, 200);
+    // Not a valid HTTP-date (the day name is wrong): the field is ignored.
+    let wrong_day = "If-Unmodified-Since: Mon, 06 Nov 1994 08:49:37 GMT\r\n";
+    assert_eq!(get(server.addr, "/style.css", wrong_day).await.status, 200);
 }
 
 // ---------------------------------------------------------------------------
@@ -848,6 +926,10 @@ async fn nothing_outside_the_root_is_served() {
         "/.env",
         "/..%5c..%5coutside.txt",
         "/%ff",
+        "/%252e%252e/outside.txt",
+        "/%%2e%2e/outside.txt",
+        "/%2e%2e%2foutside.txt",
+        "/%C0%AE%C0%AE/outside.txt",
     ] {
         let reply = get(server.addr, target, "").await;
         assert!(

@@ -25,7 +25,6 @@ mod date;
 pub mod negotiate;
 mod response;
 pub use conn::{BodyState, Exchange, Next, CONTINUE};
-pub use date::parse_http_date;
 
 /// The HTTP version of a message: ringstream speaks HTTP/1.0 and HTTP/1.1.
 ///

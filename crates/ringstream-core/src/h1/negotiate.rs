@@ -1,7 +1,9 @@
 //! Conditional and range requests and content negotiation, on header bytes:
 //! entity-tag lists (RFC 9110 §8.8.3, §13.1), byte ranges (§14) and
-//! `Accept-Encoding` (§12.5.3). A static-file responder asks these what a
-//! request's validators and preferences mean for one representation.
+//! `Accept-Encoding` (§12.5.3); and the date conditions (§13.1.3–§13.1.5),
+//! on dates the caller has parsed into seconds. A static-file responder
+//! asks these what a request's validators and preferences mean for one
+//! representation.
 
 use alloc::vec::Vec;
 
@@ -75,6 +77,69 @@ pub fn if_range_tag_matches(value: &[u8], ours: &str) -> bool {
         Some((tag, rest)) => rest.is_empty() && !tag.weak && tag.opaque == ours.as_bytes(),
         None => false,
     }
+}
+
+/// RFC 9110 §13.1.3: whether a representation last modified at
+/// `last_modified` has changed since the `If-Modified-Since` date `since`;
+/// when it has not, a `GET` or `HEAD` is answered with `304`.
+///
+/// Both are seconds since the Unix epoch; the caller parses the field (any
+/// of the three HTTP-date forms, and ignores the field when that fails, as
+/// §13.1.3 asks). A date at or after the modification time — one in the
+/// future included — means "not modified". A representation without a
+/// modification time counts as modified.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::negotiate::modified_since;
+///
+/// let last_modified = Some(784_111_777);
+/// assert!(modified_since(last_modified, 784_111_776));
+/// assert!(!modified_since(last_modified, 784_111_777));
+/// assert!(modified_since(None, 784_111_777));
+/// ```
+pub fn modified_since(last_modified: Option<u64>, since: u64) -> bool {
+    last_modified.is_none_or(|modified| modified > since)
+}
+
+/// RFC 9110 §13.1.4: whether a representation last modified at
+/// `last_modified` is unchanged since the `If-Unmodified-Since` date
+/// `since`; when it is not, the request fails with `412`.
+///
+/// Both are seconds since the Unix epoch, parsed by the caller. A
+/// representation without a modification time cannot be shown unchanged,
+/// so the condition fails.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::negotiate::unmodified_since;
+///
+/// let last_modified = Some(784_111_777);
+/// assert!(unmodified_since(last_modified, 784_111_777));
+/// assert!(!unmodified_since(last_modified, 784_111_776));
+/// assert!(!unmodified_since(None, 784_111_777));
+/// ```
+pub fn unmodified_since(last_modified: Option<u64>, since: u64) -> bool {
+    last_modified.is_some_and(|modified| modified <= since)
+}
+
+/// RFC 9110 §13.1.5: whether an `If-Range` value that is an HTTP-date
+/// (`date`, parsed by the caller) lets the range apply to a representation
+/// last modified at `last_modified`: only an exact match does.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::negotiate::if_range_date_matches;
+///
+/// assert!(if_range_date_matches(Some(784_111_777), 784_111_777));
+/// assert!(!if_range_date_matches(Some(784_111_777), 784_111_778));
+/// assert!(!if_range_date_matches(None, 784_111_777));
+/// ```
+pub fn if_range_date_matches(last_modified: Option<u64>, date: u64) -> bool {
+    last_modified == Some(date)
 }
 
 fn skip_list_separators(mut s: &[u8]) -> &[u8] {
@@ -393,6 +458,27 @@ mod tests {
         assert!(if_range_tag_matches(b"\"1a-2b-3c\"", TAG));
         assert!(!if_range_tag_matches(b"W/\"1a-2b-3c\"", TAG));
         assert!(!if_range_tag_matches(b"\"1a-2b-3c\", \"x\"", TAG));
+    }
+
+    // RFC 9110 §13.1.3, §13.1.4, §13.1.5, around a modification time.
+    #[test]
+    fn date_conditions() {
+        let m = Some(1_000);
+        assert!(modified_since(m, 0));
+        assert!(modified_since(m, 999));
+        assert!(!modified_since(m, 1_000));
+        assert!(!modified_since(m, u64::MAX));
+        assert!(modified_since(None, 0));
+
+        assert!(unmodified_since(m, 1_000));
+        assert!(unmodified_since(m, u64::MAX));
+        assert!(!unmodified_since(m, 999));
+        assert!(!unmodified_since(None, u64::MAX));
+
+        assert!(if_range_date_matches(m, 1_000));
+        assert!(!if_range_date_matches(m, 999));
+        assert!(!if_range_date_matches(m, 1_001));
+        assert!(!if_range_date_matches(None, 1_000));
     }
 
     // RFC 9110 §14.1.2 examples, against a 10000-byte representation.

@@ -6,7 +6,9 @@
 //! ([`FileBody`]) and handles what a static-file server is expected to:
 //!
 //! - `GET` and `HEAD`; any other method gets `405` with `Allow: GET, HEAD`;
-//! - `Content-Type` from the file extension ([`content_type`]);
+//! - `Content-Type` from the file extension ([`content_type`], a maintained
+//!   table of about 1,400 extensions), overridable per extension
+//!   ([`ServeDir::mime_type`]);
 //! - validators: a strong `ETag` and `Last-Modified`, and the preconditions
 //!   of RFC 9110 §13 (`If-Match`, `If-Unmodified-Since`, `If-None-Match`,
 //!   `If-Modified-Since`, evaluated in the order of §13.2.2);
@@ -40,9 +42,12 @@
 // 4. `ranges`: the part of the file to send (`Range`, `If-Range`);
 // 5. `response`: the headers and the streaming `FileBody`.
 //
-// `path` maps a target onto the root; the meaning of the validators, ranges
-// and `Accept-Encoding` comes from the core (`ringstream_core::h1::negotiate`,
-// `parse_http_date`): nothing here parses header syntax.
+// `path` maps a target onto the root (percent-decoding by the
+// `percent-encoding` crate); the meaning of the validators, ranges and
+// `Accept-Encoding` comes from the core (`ringstream_core::h1::negotiate`).
+// The one header syntax parsed here is the HTTP-date of the date
+// conditions, by the `httpdate` crate (a std crate, out of the no_std
+// core's reach); the core compares the seconds.
 mod body;
 mod mime;
 mod path;
@@ -60,6 +65,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use http::header::HeaderValue;
 use http::{Request, Response};
 use tower_service::Service;
 
@@ -97,6 +103,15 @@ pub const DEFAULT_INDEX_FILE: &str = "index.html";
 ///    `301` to the slash form (query kept), so relative links in its index
 ///    resolve; with the slash, its index file (default `index.html`) is
 ///    served, or `404` when there is none (no listings are generated).
+///
+/// # Content types
+///
+/// `Content-Type` comes from the extension of the name asked for (not of a
+/// symlink's target or a precompressed variant), by the table of
+/// [`content_type`]: about 1,400 extensions, text types with
+/// `; charset=utf-8`, and `application/octet-stream` for the rest.
+/// [`mime_type`](Self::mime_type) sets the type of an extension, over the
+/// table or in addition to it.
 ///
 /// # Validators
 ///
@@ -168,6 +183,27 @@ struct Settings {
     br: bool,
     gzip: bool,
     hidden: bool,
+    /// `Content-Type` values set with [`ServeDir::mime_type`], by lowercase
+    /// extension; consulted before the built-in table.
+    mime_types: Vec<(String, HeaderValue)>,
+}
+
+impl Settings {
+    /// The `Content-Type` of a file named `path`: an extension's override
+    /// if one was set, otherwise [`content_type`].
+    fn content_type(&self, path: &Path) -> HeaderValue {
+        let extension = path.extension().and_then(|e| e.to_str());
+        if let Some(extension) = extension.filter(|_| !self.mime_types.is_empty()) {
+            if let Some((_, value)) = self
+                .mime_types
+                .iter()
+                .find(|(e, _)| e.eq_ignore_ascii_case(extension))
+            {
+                return value.clone();
+            }
+        }
+        HeaderValue::from_static(content_type(path))
+    }
 }
 
 impl ServeDir {
@@ -186,6 +222,7 @@ impl ServeDir {
                 br: false,
                 gzip: false,
                 hidden: false,
+                mime_types: Vec::new(),
             }),
         }
     }
@@ -242,6 +279,47 @@ impl ServeDir {
     /// is `true`. Off by default.
     pub fn serve_hidden(mut self, serve: bool) -> ServeDir {
         Arc::make_mut(&mut self.settings).hidden = serve;
+        self
+    }
+
+    /// Serve files whose extension is `extension` as `content_type`,
+    /// instead of what the built-in table ([`content_type`]) says or for an
+    /// extension the table does not know. The extension is the part of the
+    /// name after its last `.`, given with or without the dot and compared
+    /// case-insensitively; setting one twice keeps the last value. The
+    /// type is sent as given, so a text type needs its own `charset`.
+    ///
+    /// # Panics
+    ///
+    /// If `content_type` is not a valid header value (it holds a control
+    /// character such as CR or LF).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::fs::ServeDir;
+    ///
+    /// let files = ServeDir::new("public")
+    ///     .mime_type("md", "text/plain; charset=utf-8")
+    ///     .mime_type(".glb", "model/gltf-binary");
+    /// ```
+    pub fn mime_type<V>(mut self, extension: impl AsRef<str>, content_type: V) -> ServeDir
+    where
+        V: TryInto<HeaderValue>,
+    {
+        let Ok(value) = content_type.try_into() else {
+            panic!("ServeDir::mime_type: the content type is not a valid header value");
+        };
+        let extension = extension.as_ref();
+        let extension = extension
+            .strip_prefix('.')
+            .unwrap_or(extension)
+            .to_ascii_lowercase();
+        let mime_types = &mut Arc::make_mut(&mut self.settings).mime_types;
+        match mime_types.iter_mut().find(|(e, _)| *e == extension) {
+            Some((_, slot)) => *slot = value,
+            None => mime_types.push((extension, value)),
+        }
         self
     }
 

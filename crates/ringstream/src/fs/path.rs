@@ -1,5 +1,6 @@
 //! Turning a request path into a path below the root, or refusing to.
 
+use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
 /// Why a request path was refused.
@@ -47,13 +48,11 @@ pub(crate) fn decode_request_path(
     }
     let rest = rest.strip_prefix('/').ok_or(PathError::NotServed)?;
     let mut path = PathBuf::new();
-    let mut segment = Vec::new();
     for raw_segment in rest.split('/') {
         if raw_segment.is_empty() {
             continue;
         }
-        segment.clear();
-        percent_decode(raw_segment.as_bytes(), &mut segment)?;
+        let segment = percent_decode(raw_segment)?;
         if segment.contains(&0) {
             return Err(PathError::Malformed);
         }
@@ -77,33 +76,21 @@ pub(crate) fn decode_request_path(
     })
 }
 
-fn percent_decode(raw: &[u8], out: &mut Vec<u8>) -> Result<(), PathError> {
-    let mut bytes = raw.iter();
-    while let Some(&b) = bytes.next() {
-        if b == b'%' {
-            let hi = bytes
-                .next()
-                .and_then(|&h| hex(h))
-                .ok_or(PathError::Malformed)?;
-            let lo = bytes
-                .next()
-                .and_then(|&l| hex(l))
-                .ok_or(PathError::Malformed)?;
-            out.push(hi << 4 | lo);
-        } else {
-            out.push(b);
+/// Percent-decodes one segment (RFC 3986 §2.1), borrowing it when it has
+/// no escape. The decoding is the `percent-encoding` crate's; it passes a
+/// `%` that starts no escape through as is, so the escapes are checked
+/// here first: every `%` must be followed by two hex digits.
+fn percent_decode(raw: &str) -> Result<Cow<'_, [u8]>, PathError> {
+    let mut rest = raw.as_bytes();
+    while let Some(at) = rest.iter().position(|&b| b == b'%') {
+        match rest.get(at + 1..at + 3) {
+            Some([hi, lo]) if hi.is_ascii_hexdigit() && lo.is_ascii_hexdigit() => {
+                rest = rest.get(at + 3..).unwrap_or_default();
+            }
+            _ => return Err(PathError::Malformed),
         }
     }
-    Ok(())
-}
-
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
+    Ok(percent_encoding::percent_decode_str(raw).into())
 }
 
 #[cfg(test)]
@@ -176,10 +163,45 @@ mod tests {
 
     #[test]
     fn undecodable_paths_are_malformed() {
-        for raw in ["/%00", "/a%00b", "/%zz", "/%4", "/%", "/%ff%fe"] {
+        for raw in [
+            "/%00",
+            "/a%00b",
+            "/%zz",
+            "/%4",
+            "/%",
+            "/%ff%fe",
+            "/a%2",
+            "/%4/b",
+            "/%%41",
+            "/%g0",
+            "/%0g",
+            "/%+1",
+            "/ok/%2e%",
+            "/%C3",
+            "/%C3%28",
+            "/%ED%A0%80",
+            "/%C0%AE%C0%AE/outside.txt",
+        ] {
             assert_eq!(
                 decode_request_path(raw, "", false),
                 Err(PathError::Malformed),
+                "{raw}"
+            );
+        }
+    }
+
+    // One decoding only: `%25` is a literal `%`, so a double-encoded dot
+    // or slash is a plain name, never a separator or a `..`.
+    #[test]
+    fn escapes_are_decoded_once() {
+        assert_eq!(ok("/%252e%252e/x", ""), (PathBuf::from("%2e%2e/x"), false));
+        assert_eq!(ok("/a%252fb", ""), (PathBuf::from("a%2fb"), false));
+        assert_eq!(ok("/%41%62c", ""), (PathBuf::from("Abc"), false));
+        assert_eq!(ok("/a+b", ""), (PathBuf::from("a+b"), false));
+        for raw in ["/a%5cb", "/a%2Fb", "/%2e", "/%2E%2e", "/%2e%2e%2f"] {
+            assert_eq!(
+                decode_request_path(raw, "", false),
+                Err(PathError::NotServed),
                 "{raw}"
             );
         }

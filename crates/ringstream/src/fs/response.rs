@@ -12,7 +12,7 @@ use tokio::io::AsyncSeekExt;
 use super::ranges::{self, Span};
 use super::validators::{self, Precondition};
 use super::variant::{self, Selected};
-use super::{content_type, resolve, FileBody, Settings};
+use super::{resolve, FileBody, Settings};
 
 /// Answers one request: resolves the path, selects the representation,
 /// evaluates the preconditions, chooses the span and builds the response.
@@ -32,7 +32,7 @@ pub(crate) async fn respond(
     };
     // The type comes from the name asked for, not from a symlink target or
     // a variant.
-    let mime = content_type(&target.requested);
+    let mime = settings.content_type(&target.requested);
     let selected = match variant::select(settings, &target, headers).await {
         Ok(selected) => selected,
         Err(e) => return io_error(&e),
@@ -49,7 +49,7 @@ pub(crate) async fn respond(
         }
     }
 
-    common.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
+    common.insert(header::CONTENT_TYPE, mime);
     if let Some(encoding) = selected.encoding {
         common.insert(
             header::CONTENT_ENCODING,

@@ -58,7 +58,7 @@ async fn main() -> Result<(), ringstream::Error> {
         let response: Response<Body> = if req.uri().path() == "/clock" {
             broadcaster
                 .subscribe(last_event_id(req.headers()))
-                .into_response()
+                .into_http_response()
                 .map(Either::Left)
         } else {
             let mut response = Response::new(Either::Right(Full::from("try /clock\n")));

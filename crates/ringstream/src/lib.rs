@@ -53,6 +53,8 @@ pub use http;
 pub use http_body;
 pub use ringstream_core;
 
+#[cfg(feature = "axum")]
+pub mod axum;
 pub mod body;
 pub mod error;
 pub mod fs;

@@ -429,7 +429,7 @@ async fn serve(broadcaster: &Broadcaster) -> Running {
     let broadcaster = broadcaster.clone();
     let service = service_fn(move |req: Request<Incoming>| {
         let stream = broadcaster.subscribe(last_event_id(req.headers()));
-        async move { Ok::<_, Infallible>(stream.into_response()) }
+        async move { Ok::<_, Infallible>(stream.into_http_response()) }
     });
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(server.serve(service).with_graceful_shutdown(async {

@@ -174,7 +174,7 @@ impl App {
             ),
             Route::Events => {
                 let stream = self.inner.events.subscribe(last_event_id(req.headers()));
-                stream.into_response().map(AppBody::Events)
+                stream.into_http_response().map(AppBody::Events)
             }
             Route::Livedata => self.livedata(),
             Route::Metrics => self.metrics_page(),

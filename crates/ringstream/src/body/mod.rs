@@ -29,6 +29,8 @@ use crate::error::Error;
 use crate::stream::Stream;
 
 mod channel;
+mod foreign;
+mod scan;
 mod source;
 
 pub(crate) use channel::{BodySender, Shared};

@@ -16,7 +16,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Waker;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio::time::Instant;
 
 /// The slot's state: busy.
 const BUSY: u64 = 0;
@@ -27,39 +26,36 @@ const EVICTED: u64 = u64::MAX;
 #[derive(Debug)]
 pub(crate) struct Slot {
     /// [`BUSY`], [`EVICTED`], or idle since this many milliseconds after
-    /// the server's start, plus one.
+    /// the Unix epoch, plus one.
     state: AtomicU64,
     /// The connection task's waker, set on its first idle wait (and again
     /// only if the waker changes).
     waker: Mutex<Option<Waker>>,
-    /// When the server started: idle times are counted from it.
-    epoch: Instant,
 }
 
 impl Slot {
-    /// A slot idle since `now`, counted from `epoch`.
-    fn new(epoch: Instant, now: Instant) -> Slot {
+    /// A slot idle since `unix_millis`.
+    fn new(unix_millis: u64) -> Slot {
         Slot {
-            state: AtomicU64::new(idle_stamp(epoch, now)),
+            state: AtomicU64::new(idle_stamp(unix_millis)),
             waker: Mutex::new(None),
-            epoch,
         }
     }
 
     /// A slot outside any server's accounting (a connection served by
     /// itself): never evicted.
     pub(crate) fn standalone() -> Arc<Slot> {
-        let now = Instant::now();
-        Arc::new(Slot::new(now, now))
+        Arc::new(Slot::new(unix_millis()))
     }
 
-    /// The connection waits for a request from `now` on.
+    /// The connection waits for a request since `unix_millis` (the time
+    /// its last response was dated: the clock is read once per response
+    /// for the `Date` field, and not again here).
     #[inline]
-    pub(crate) fn set_idle(&self, now: Instant) {
+    pub(crate) fn set_idle(&self, unix_millis: u64) {
         // Only the connection leaves the busy state, so the store cannot
         // overwrite an eviction.
-        self.state
-            .store(idle_stamp(self.epoch, now), Ordering::Relaxed);
+        self.state.store(idle_stamp(unix_millis), Ordering::Relaxed);
     }
 
     /// The bytes of a request arrived. `false`: the slot was evicted first,
@@ -111,13 +107,18 @@ impl Slot {
     }
 }
 
-/// Milliseconds from `epoch` to `now`, plus one: never [`BUSY`].
-fn idle_stamp(epoch: Instant, now: Instant) -> u64 {
-    let millis = now.saturating_duration_since(epoch).as_millis();
-    u64::try_from(millis)
-        .unwrap_or(EVICTED - 1)
-        .min(EVICTED - 2)
-        + 1
+/// The state of a slot idle since `unix_millis`: never [`BUSY`] nor
+/// [`EVICTED`].
+#[inline]
+fn idle_stamp(unix_millis: u64) -> u64 {
+    unix_millis.min(EVICTED - 2) + 1
+}
+
+/// Milliseconds since the Unix epoch, now (0 for a clock set before it).
+pub(crate) fn unix_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() * 1000 + u64::from(d.subsec_millis()))
 }
 
 /// The slots of one server.
@@ -129,7 +130,6 @@ pub(crate) struct Slots {
     /// first (it would take the one an eviction made for a waiter).
     waiting: AtomicUsize,
     table: Mutex<Table>,
-    epoch: Instant,
 }
 
 /// The open connections' slots, with the free places for new ones.
@@ -146,7 +146,6 @@ impl Slots {
             permits: Arc::new(Semaphore::new(max.max(1))),
             waiting: AtomicUsize::new(0),
             table: Mutex::new(Table::default()),
-            epoch: Instant::now(),
         }
     }
 
@@ -172,7 +171,7 @@ impl Slots {
     }
 
     fn admit(self: &Arc<Self>, permit: OwnedSemaphorePermit) -> Taken {
-        let slot = Arc::new(Slot::new(self.epoch, Instant::now()));
+        let slot = Arc::new(Slot::new(unix_millis()));
         let mut table = self.lock();
         let index = match table.free.pop() {
             Some(index) => {
@@ -275,7 +274,6 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
     use std::task::Wake;
-    use std::time::Duration;
 
     struct Count(AtomicUsize);
 
@@ -285,14 +283,15 @@ mod tests {
         }
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn the_longest_idle_slot_is_evicted_and_busy_ones_never() {
+    #[test]
+    fn the_longest_idle_slot_is_evicted_and_busy_ones_never() {
         let slots = Arc::new(Slots::new(3));
         let a = slots.try_take().unwrap();
-        tokio::time::advance(Duration::from_millis(10)).await;
         let b = slots.try_take().unwrap();
-        tokio::time::advance(Duration::from_millis(10)).await;
         let c = slots.try_take().unwrap();
+        // `c` went idle after `b`, both long after `a` came.
+        b.slot().set_idle(1_000);
+        c.slot().set_idle(1_010);
         assert!(slots.try_take().is_none(), "the cap is reached");
 
         // `a` is busy; `b` has been idle the longest of the others.
@@ -312,7 +311,7 @@ mod tests {
         assert!(!slots.evict_longest_idle());
 
         // `a`, idle again, is now the one.
-        a.slot().set_idle(Instant::now());
+        a.slot().set_idle(unix_millis());
         assert!(slots.evict_longest_idle());
         assert!(a.slot().is_evicted());
     }
@@ -350,7 +349,7 @@ mod tests {
         assert!(slot.idle_since().is_some());
         assert!(slot.set_busy());
         assert!(slot.idle_since().is_none());
-        slot.set_idle(Instant::now());
+        slot.set_idle(unix_millis());
         assert!(!slot.is_evicted());
     }
 }

@@ -227,11 +227,11 @@ impl EventStream {
     /// use ringstream::sse::{Broadcaster, OverflowPolicy};
     ///
     /// let broadcaster = Broadcaster::new(16, OverflowPolicy::Close);
-    /// let response = broadcaster.subscribe(None).into_response();
+    /// let response = broadcaster.subscribe(None).into_http_response();
     /// assert_eq!(response.status(), 200);
     /// assert_eq!(response.headers()["content-type"], "text/event-stream");
     /// ```
-    pub fn into_response(self) -> Response<EventStream> {
+    pub fn into_http_response(self) -> Response<EventStream> {
         sse_response(self)
     }
 

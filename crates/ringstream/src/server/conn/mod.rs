@@ -64,6 +64,9 @@ pub(crate) struct Connection<T, S> {
     awaiting_first: bool,
     /// The ends of the connection, given to every request.
     info: Option<ConnectionInfo>,
+    /// When the last response was dated, in milliseconds since the Unix
+    /// epoch: the time the connection went idle.
+    dated_millis: u64,
 }
 
 impl<T, S, B> Connection<T, S>
@@ -95,6 +98,7 @@ where
             spare_headers: None,
             awaiting_first: true,
             info: None,
+            dated_millis: 0,
         }
     }
 

@@ -69,10 +69,10 @@ where
             }
             let idle = !head_started;
             if idle && !self.awaiting_first {
-                let now = self.push_back_idle_deadline();
+                self.push_back_idle_deadline();
                 if !marked_idle {
                     marked_idle = true;
-                    self.shutdown.slot().set_idle(now);
+                    self.shutdown.slot().set_idle(self.dated_millis);
                 }
             }
             let Connection {
@@ -129,8 +129,7 @@ where
     /// by an eighth of the timeout, so a busy keep-alive connection rarely
     /// touches the timer wheel. An idle connection is closed after 7/8 to
     /// 8/8 of the timeout.
-    /// It returns the time it read.
-    fn push_back_idle_deadline(&mut self) -> tokio::time::Instant {
+    fn push_back_idle_deadline(&mut self) {
         let idle_timeout = self.config.idle_timeout;
         let now = tokio::time::Instant::now();
         let wanted = now + idle_timeout;
@@ -138,7 +137,6 @@ where
         if current + idle_timeout / 8 < wanted || current > wanted {
             self.timer.as_mut().reset(wanted);
         }
-        now
     }
 
     fn try_parse_head(&mut self) -> Result<Option<HeadSpans>, HeadOutcome> {

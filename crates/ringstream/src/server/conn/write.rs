@@ -40,10 +40,13 @@ where
 {
     /// The `Date` value for a head written now.
     pub(super) fn date_now(&mut self) -> [u8; ringstream_core::h1::encode::HTTP_DATE_LEN] {
-        let now = SystemTime::now()
+        let (secs, millis) = SystemTime::now()
             .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        *self.date.update(now)
+            .map_or((0, 0), |d| (d.as_secs(), d.subsec_millis()));
+        // The connection goes idle once this response is out: the slot's
+        // idle time is taken from the same reading of the clock.
+        self.dated_millis = secs * 1000 + u64::from(millis);
+        *self.date.update(secs)
     }
 
     /// Write the response head straight into the write buffer (left as it

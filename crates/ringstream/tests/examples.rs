@@ -1,0 +1,114 @@
+//! The examples in `examples/`, run over real sockets: what each one shows
+//! works as its comments say.
+
+#[cfg(unix)]
+#[path = "../examples/unix_socket.rs"]
+#[allow(dead_code)]
+mod unix_socket;
+
+#[path = "../examples/tracing.rs"]
+#[allow(dead_code)]
+mod tracing_example;
+
+mod common;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{read_response, start};
+use ringstream::server::service_fn;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+#[cfg(unix)]
+#[tokio::test]
+async fn the_unix_socket_example_serves_and_stops() {
+    let dir = std::env::temp_dir().join(format!("ringstream-example-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("example.sock");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = {
+        let path = path.clone();
+        tokio::spawn(async move {
+            unix_socket::serve_at(&path, async {
+                let _ = stopped.await;
+            })
+            .await
+        })
+    };
+    common::poll_until(|| path.exists()).await;
+    let mut socket = tokio::net::UnixStream::connect(&path).await.unwrap();
+    socket
+        .write_all(b"GET /where HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(10), socket.read_to_string(&mut answer))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    assert!(
+        answer.ends_with(&format!(
+            "GET /where\nfrom unix: to unix:{}\n",
+            path.display()
+        )),
+        "{answer}"
+    );
+    stop.send(()).unwrap();
+    serving.await.unwrap().unwrap();
+    assert!(!path.exists(), "the socket file is removed at the end");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Everything a subscriber writes, shared with the test.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_tracing_example_logs_spans_events_and_access_lines() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let _default = tracing::subscriber::set_default(tracing_example::subscriber(
+        move || writer.clone(),
+        false,
+    ));
+    let server = start(
+        service_fn(tracing_example::hello),
+        tracing_example::config(),
+    )
+    .await;
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    let mut buf = Vec::new();
+    socket
+        .write_all(b"GET /hello?name=ring HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let response = read_response(&mut socket, &mut buf, false).await;
+    assert_eq!(response.body, b"hello, ring\n");
+    server.shutdown().await.unwrap();
+
+    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let greeting = log
+        .lines()
+        .find(|l| l.contains("greeting"))
+        .unwrap_or_else(|| panic!("no handler event in {log}"));
+    assert!(greeting.contains("url.path=\"/hello\""), "{greeting}");
+    assert!(greeting.contains("name=ring"), "{greeting}");
+    let access = log
+        .lines()
+        .find(|l| l.contains("ringstream::access"))
+        .unwrap_or_else(|| panic!("no access line in {log}"));
+    assert!(access.contains("http.response.status_code=200"), "{access}");
+}

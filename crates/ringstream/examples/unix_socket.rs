@@ -9,32 +9,27 @@
 use std::convert::Infallible;
 use std::path::Path;
 
-use ringstream::server::{self, service_fn, ConnectionInfo, ServiceFn};
+use ringstream::server::{self, service_fn, ConnectionInfo};
 use ringstream::{Incoming, ResponseStream};
 
 /// Answers with the method, the target and both ends of the connection.
-pub fn service() -> ServiceFn<
-    impl Fn(
-            http::Request<Incoming>,
-        ) -> std::future::Ready<Result<http::Response<ResponseStream>, Infallible>>
-        + Clone,
-> {
-    service_fn(|req: http::Request<Incoming>| {
-        let mut page = ResponseStream::buffered();
-        let (remote, local) = match req.extensions().get::<ConnectionInfo>() {
-            Some(info) => (
-                info.remote_addr().to_string(),
-                info.local_addr().to_string(),
-            ),
-            None => (String::from("-"), String::from("-")),
-        };
-        let _ = writeln!(page, "{} {}", req.method(), req.uri());
-        let _ = writeln!(page, "from {remote} to {local}");
-        std::future::ready(Ok(http::Response::new(page)))
-    })
+pub async fn handle(
+    req: http::Request<Incoming>,
+) -> Result<http::Response<ResponseStream>, Infallible> {
+    let mut page = ResponseStream::buffered();
+    let (remote, local) = match req.extensions().get::<ConnectionInfo>() {
+        Some(info) => (
+            info.remote_addr().to_string(),
+            info.local_addr().to_string(),
+        ),
+        None => (String::from("-"), String::from("-")),
+    };
+    let _ = writeln!(page, "{} {}", req.method(), req.uri());
+    let _ = writeln!(page, "from {remote} to {local}");
+    Ok(http::Response::new(page))
 }
 
-/// Serves [`service`] on a Unix socket at `path` until `stop` completes.
+/// Serves [`handle`] on a Unix socket at `path` until `stop` completes.
 pub async fn serve_at(
     path: &Path,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
@@ -42,7 +37,7 @@ pub async fn serve_at(
     // A socket file left by an earlier run would make the bind fail.
     let _ = std::fs::remove_file(path);
     let listener = tokio::net::UnixListener::bind(path)?;
-    let served = server::serve(listener, service())
+    let served = server::serve(listener, service_fn(handle))
         .with_graceful_shutdown(stop)
         .await;
     let _ = std::fs::remove_file(path);

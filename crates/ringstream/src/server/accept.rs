@@ -100,7 +100,7 @@ pub(super) async fn serve_one<T, S, B>(
     parts: Parts<S>,
     taken: Taken,
 ) where
-    T: AsyncRead + AsyncWrite + Unpin,
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     S: Service<Request<Incoming>, Response = Response<B>>,
     S::Error: Into<BoxError>,
     B: Body,
@@ -128,7 +128,8 @@ pub(super) async fn serve_one<T, S, B>(
         stopped,
         slot,
     )
-    .with_info(info);
+    .with_info(info)
+    .with_upgrades();
     if let Err(e) = conn.run().await {
         tracing::debug!(error = %e, "connection ended with an error");
     }

@@ -22,7 +22,8 @@ use crate::body::Incoming;
 use crate::error::{BoxError, Error};
 
 /// Serves one connection over any transport (a Unix socket, a TLS stream,
-/// an in-memory `tokio::io::duplex` pipe) until it closes; `.await` the
+/// an in-memory `tokio::io::duplex` pipe) until it closes (or until a
+/// service that upgraded it lets it go: see [`upgrade`](super::upgrade)); `.await` the
 /// returned [`ServeConnection`], or call
 /// [`with_graceful_shutdown`](ServeConnection::with_graceful_shutdown)
 /// first.
@@ -61,7 +62,7 @@ pub fn serve_connection<T, S, B>(
     config: Config,
 ) -> ServeConnection<impl Future<Output = Result<(), Error>>>
 where
-    T: AsyncRead + AsyncWrite + Unpin,
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     S: Service<Request<Incoming>, Response = Response<B>>,
     S::Error: Into<BoxError>,
     B: Body,
@@ -106,7 +107,7 @@ pub fn serve_connection_with_info<T, S, B>(
     config: Config,
 ) -> ServeConnection<impl Future<Output = Result<(), Error>>>
 where
-    T: AsyncRead + AsyncWrite + Unpin,
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     S: Service<Request<Incoming>, Response = Response<B>>,
     S::Error: Into<BoxError>,
     B: Body,
@@ -122,7 +123,7 @@ fn start<T, S, B>(
     config: Config,
 ) -> ServeConnection<impl Future<Output = Result<(), Error>>>
 where
-    T: AsyncRead + AsyncWrite + Unpin,
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     S: Service<Request<Incoming>, Response = Response<B>>,
     S::Error: Into<BoxError>,
     B: Body,
@@ -137,7 +138,8 @@ where
         Arc::new(Metrics::default()),
         stopped,
         Slot::standalone(),
-    );
+    )
+    .with_upgrades();
     if let Some(info) = info {
         connection = connection.with_info(info);
     }

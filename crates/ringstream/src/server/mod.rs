@@ -51,6 +51,7 @@ mod serve;
 mod service;
 mod slots;
 mod stop;
+pub mod upgrade;
 
 use std::sync::Arc;
 

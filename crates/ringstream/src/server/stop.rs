@@ -48,6 +48,12 @@ impl StopSignal {
         }
     }
 
+    /// A receiver of the server's stop signal of its own, for an upgraded
+    /// connection.
+    pub(crate) fn receiver(&self) -> watch::Receiver<bool> {
+        self.receiver.clone()
+    }
+
     /// The connection's slot, marked idle and busy as requests come.
     #[inline]
     pub(crate) fn slot(&self) -> &Slot {

@@ -190,6 +190,43 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         self.io
     }
 
+    /// The same stream over `f(transport)`: buffered unread data, unsent
+    /// writes and the stream's state carry over, nothing is copied. The
+    /// server uses it to hand an upgraded connection over with the bytes
+    /// the client sent after the request head.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::Stream;
+    /// use tokio::io::AsyncWriteExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (io, mut peer) = tokio::io::duplex(64);
+    /// peer.write_all(b"one\ntwo\n").await.unwrap();
+    /// let mut stream = Stream::new(io);
+    /// assert_eq!(&stream.gets(64).await.unwrap().unwrap()[..], b"one\n");
+    /// // `two\n` is buffered already; it stays readable through the box.
+    /// let mut boxed = stream.map_io(Box::new);
+    /// assert_eq!(&boxed.gets(64).await.unwrap().unwrap()[..], b"two\n");
+    /// # });
+    /// ```
+    pub fn map_io<U>(self, f: impl FnOnce(T) -> U) -> Stream<U> {
+        Stream {
+            io: f(self.io),
+            options: self.options,
+            read_buf: self.read_buf,
+            write_buf: self.write_buf,
+            write_pos: self.write_pos,
+            eof: self.eof,
+            last_read_full: self.last_read_full,
+            closed: self.closed,
+            broken: self.broken,
+            write_closed: self.write_closed,
+            needs_flush: self.needs_flush,
+        }
+    }
+
     /// The buffer sizes in effect (after out-of-range values were brought
     /// into range).
     pub fn options(&self) -> &StreamOptions {

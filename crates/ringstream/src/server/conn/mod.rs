@@ -38,6 +38,7 @@ use tower_service::Service;
 use super::metrics::Metrics;
 use super::slots::Slot;
 use super::stop::StopSignal;
+use super::upgrade::{self, Pending, UpgradedIo};
 use super::{Config, ConnectionInfo};
 use crate::body::Incoming;
 use crate::error::{BoxError, Error};
@@ -67,6 +68,20 @@ pub(crate) struct Connection<T, S> {
     /// When the last response was dated, in milliseconds since the Unix
     /// epoch: the time the connection went idle.
     dated_millis: u64,
+    /// Boxes the transport for an upgraded connection; `None`: the
+    /// transport cannot be handed over (it is not `Send + 'static`), and
+    /// no upgrade is offered.
+    upgrades: Option<fn(T) -> Box<dyn UpgradedIo>>,
+}
+
+/// What follows an exchange.
+enum After {
+    /// Another request may come.
+    KeepAlive,
+    /// The connection closes.
+    Close,
+    /// A `101` was written: the connection goes to the service.
+    Upgrade(Pending),
 }
 
 impl<T, S, B> Connection<T, S>
@@ -99,7 +114,18 @@ where
             awaiting_first: true,
             info: None,
             dated_millis: 0,
+            upgrades: None,
         }
+    }
+
+    /// Offers an upgrade to every request that asks for one: the transport
+    /// can be handed over to the service.
+    pub(crate) fn with_upgrades(mut self) -> Self
+    where
+        T: Send + 'static,
+    {
+        self.upgrades = Some(|io| Box::new(io));
+        self
     }
 
     /// Gives every request `info` as an extension.
@@ -132,7 +158,7 @@ where
             self.awaiting_first = false;
             self.metrics.record_request();
             match self.exchange(spans).await {
-                Ok(true) => {
+                Ok(After::KeepAlive) => {
                     // Fair between connections: a pipelining client whose
                     // next request is already buffered never waits on its
                     // socket (a read from the socket spends tokio's budget
@@ -143,7 +169,11 @@ where
                     }
                     continue;
                 }
-                Ok(false) => break,
+                Ok(After::Close) => break,
+                Ok(After::Upgrade(pending)) => {
+                    self.hand_over(pending).await;
+                    return Ok(());
+                }
                 Err(e) => {
                     // A client that stopped reading is not waited for again.
                     if matches!(e, Error::TimedOut("response write")) {
@@ -160,8 +190,22 @@ where
         Ok(())
     }
 
-    /// Serve one request. `Ok(true)`: the connection may carry another.
-    async fn exchange(&mut self, spans: HeadSpans) -> Result<bool, Error> {
+    /// Hands the connection to the service that upgraded it, and holds its
+    /// slot until the service drops it (or the task is ended at the
+    /// shutdown deadline, which cuts the upgraded connection off).
+    async fn hand_over(self, pending: Pending) {
+        let Some(boxed) = self.upgrades else {
+            return;
+        };
+        let stop = self.shutdown.receiver();
+        let stream = self.stream.map_io(boxed);
+        if let Some(mut hold) = pending.complete(stream, stop) {
+            hold.released().await;
+        }
+    }
+
+    /// Serve one request.
+    async fn exchange(&mut self, spans: HeadSpans) -> Result<After, Error> {
         let started = (self.config.access_log
             && tracing::enabled!(target: "ringstream::access", tracing::Level::INFO))
         .then(Instant::now);
@@ -170,7 +214,7 @@ where
             Ok(request) => request,
             Err((status, why)) => {
                 self.reject(status, &why).await;
-                return Ok(false);
+                return Ok(After::Close);
             }
         };
         // For log lines: the request line as it arrived (the request itself
@@ -180,7 +224,15 @@ where
         let span = request_span(self.info.as_ref(), request.method(), request.uri());
         let mut exchange = spans.exchange;
         let (body, mut pump) = self.body_for(&exchange);
-        let request = request.map(|()| body);
+        let mut request = request.map(|()| body);
+        // An upgrade is offered when the request asks for one, has no body
+        // and the transport can be handed over.
+        let mut upgrade = None;
+        if exchange.is_upgrade() && pump.complete && self.upgrades.is_some() {
+            let (on_upgrade, pending) = upgrade::offer();
+            request.extensions_mut().insert(on_upgrade);
+            upgrade = Some(pending);
+        }
 
         // The service is called here, not in a helper future, so the request
         // and the response are not moved once more per exchange.
@@ -190,7 +242,7 @@ where
         if let Err(e) = ready {
             tracing::error!(error = %e, "service not ready");
             self.reject(503, &"service not ready").await;
-            return Ok(false);
+            return Ok(After::Close);
         }
         let future = self.service.call(request);
         let outcome = self
@@ -204,7 +256,7 @@ where
                 {
                     self.reject(status, &why).await;
                 }
-                return Ok(false);
+                return Ok(After::Close);
             }
         };
         let (mut parts, body) = response.into_parts();
@@ -222,7 +274,7 @@ where
             Err(e) => {
                 tracing::error!(%method, %uri, status, error = %e, "response head rejected");
                 self.reject(500, &"response head rejected").await;
-                return Ok(false);
+                return Ok(After::Close);
             }
         };
         let written = if answered_here {
@@ -252,7 +304,11 @@ where
             let _entered = span.enter();
             log_access(&method, &uri, self.info.as_ref(), status, bytes_sent, at);
         }
-        Ok(keep_alive)
+        Ok(match upgrade {
+            Some(pending) if status == 101 => After::Upgrade(pending),
+            _ if keep_alive => After::KeepAlive,
+            _ => After::Close,
+        })
     }
 
     /// Everything before the response body: close when the server is

@@ -1,0 +1,322 @@
+//! HTTP/1.1 Upgrade (RFC 9110 §7.8): a service answers an upgrade request
+//! with `101 Switching Protocols` and takes the connection over as an
+//! [`Upgraded`] stream, with whatever the client sent after the request
+//! head still buffered in it.
+//!
+//! The server offers the upgrade as a request extension, [`OnUpgrade`],
+//! taken with [`on_upgrade`]; it resolves once the `101` has been written.
+//! The connection keeps its place under the connection cap while it is
+//! upgraded, hears the server's graceful shutdown through
+//! [`Upgraded::stopping`], and is cut off (its reads and writes fail) when
+//! the shutdown deadline passes.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, Waker};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::{oneshot, watch};
+
+use crate::error::Error;
+use crate::stream::Stream;
+
+/// The transport of an upgraded connection, boxed so that its type does
+/// not depend on the listener.
+pub trait UpgradedIo: AsyncRead + AsyncWrite + Send + Unpin {}
+
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> UpgradedIo for T {}
+
+/// A connection that left HTTP after a `101 Switching Protocols`: a
+/// [`Stream`] (so `read_partial`, `gets`, `write_all` hand over and take
+/// `Bytes` as on any stream), holding any bytes the client sent after its
+/// request head.
+///
+/// Its reads and writes fail once the server's shutdown deadline has
+/// passed; [`stopping`](Self::stopping) tells when the graceful shutdown
+/// begins, so that the protocol can close in its own way first.
+pub struct Upgraded {
+    stream: Stream<CutOff>,
+    stop: watch::Receiver<bool>,
+    /// Dropped with the `Upgraded`: tells the connection's task that its
+    /// slot is free.
+    _done: oneshot::Sender<()>,
+}
+
+impl Upgraded {
+    /// The upgraded connection as a [`Stream`].
+    pub fn stream(&mut self) -> &mut Stream<impl AsyncRead + AsyncWrite + Send + Unpin> {
+        &mut self.stream
+    }
+
+    /// Whether the server has begun a graceful shutdown.
+    pub fn is_stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    /// Completes when the server begins a graceful shutdown (at once if it
+    /// has). The connection is cut off at the shutdown deadline.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe.
+    pub async fn stopping(&mut self) {
+        let _ = self.stop.wait_for(|stopping| *stopping).await;
+    }
+}
+
+impl fmt::Debug for Upgraded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Upgraded")
+            .field("buffered", &self.stream.buffered().len())
+            .field("stopping", &self.is_stopping())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AsyncRead for Upgraded {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Upgraded {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+/// The upgrade offered with a request (an extension of every request that
+/// asks for one, `Connection: upgrade` with `Upgrade`): a future of the
+/// [`Upgraded`] connection, ready once the service's `101` response has
+/// been written.
+///
+/// Clones share the one connection: the first to await it gets it.
+///
+/// # Errors
+///
+/// [`Error::Closed`] when the response was not a `101`, the connection
+/// ended before it was written, or a clone took the connection.
+#[derive(Clone)]
+pub struct OnUpgrade {
+    receiver: Arc<Mutex<oneshot::Receiver<Upgraded>>>,
+}
+
+impl Future for OnUpgrade {
+    type Output = Result<Upgraded, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut receiver = self.receiver.lock().unwrap_or_else(PoisonError::into_inner);
+        Pin::new(&mut *receiver)
+            .poll(cx)
+            .map(|r| r.map_err(|_| Error::Closed))
+    }
+}
+
+impl fmt::Debug for OnUpgrade {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OnUpgrade").finish_non_exhaustive()
+    }
+}
+
+/// Takes the upgrade offered with `request`, if it asks for one and the
+/// server can hand its connection over.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{service_fn, upgrade};
+/// use ringstream::Incoming;
+///
+/// let service = service_fn(|mut req: http::Request<Incoming>| async move {
+///     let Some(on_upgrade) = upgrade::on_upgrade(&mut req) else {
+///         return Ok::<_, Infallible>(
+///             http::Response::builder().status(426).body(String::new()).unwrap(),
+///         );
+///     };
+///     tokio::spawn(async move {
+///         if let Ok(mut upgraded) = on_upgrade.await {
+///             // Speak the new protocol: here, echo one line.
+///             if let Ok(Some(line)) = upgraded.stream().gets(1024).await {
+///                 let _ = upgraded.stream().write_all(&line).await;
+///                 let _ = upgraded.stream().flush().await;
+///             }
+///         }
+///     });
+///     Ok(http::Response::builder()
+///         .status(101)
+///         .header("connection", "upgrade")
+///         .header("upgrade", "echo")
+///         .body(String::new())
+///         .unwrap())
+/// });
+/// # let _ = service;
+/// ```
+pub fn on_upgrade<B>(request: &mut http::Request<B>) -> Option<OnUpgrade> {
+    request.extensions_mut().remove::<OnUpgrade>()
+}
+
+/// The connection's side of an offered upgrade.
+pub(crate) struct Pending {
+    sender: oneshot::Sender<Upgraded>,
+}
+
+/// Makes the extension and the connection's side of an upgrade.
+pub(crate) fn offer() -> (OnUpgrade, Pending) {
+    let (sender, receiver) = oneshot::channel();
+    let receiver = Arc::new(Mutex::new(receiver));
+    (OnUpgrade { receiver }, Pending { sender })
+}
+
+impl Pending {
+    /// Hands `stream` over. `None` when nobody awaits the upgrade any more;
+    /// else the connection's hold on the upgraded stream: it completes when
+    /// the [`Upgraded`] is dropped, and cuts it off when itself dropped.
+    pub(crate) fn complete(
+        self,
+        stream: Stream<Box<dyn UpgradedIo>>,
+        stop: watch::Receiver<bool>,
+    ) -> Option<Hold> {
+        let cut = Arc::new(Cut::default());
+        let (done, released) = oneshot::channel();
+        let upgraded = Upgraded {
+            stream: stream.map_io(|io| CutOff {
+                io,
+                cut: cut.clone(),
+            }),
+            stop,
+            _done: done,
+        };
+        self.sender.send(upgraded).ok()?;
+        Some(Hold { released, cut })
+    }
+}
+
+/// The connection task's hold on an upgraded connection.
+pub(crate) struct Hold {
+    released: oneshot::Receiver<()>,
+    cut: Arc<Cut>,
+}
+
+impl Hold {
+    /// Completes when the [`Upgraded`] is dropped.
+    pub(crate) async fn released(&mut self) {
+        let _ = (&mut self.released).await;
+    }
+}
+
+impl Drop for Hold {
+    /// The connection's task ends (the shutdown deadline passed): the
+    /// upgraded connection's reads and writes fail from now on.
+    fn drop(&mut self) {
+        self.cut.cut();
+    }
+}
+
+/// Whether an upgraded connection was cut off, and the task to wake when
+/// it is.
+#[derive(Default)]
+struct Cut {
+    done: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Cut {
+    fn cut(&self) {
+        self.done.store(true, Ordering::Release);
+        let waker = self
+            .waker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// `Err` once cut off; else remembers `cx` to be woken when it is.
+    fn check(&self, cx: &Context<'_>) -> io::Result<()> {
+        if !self.done.load(Ordering::Acquire) {
+            let mut waker = self.waker.lock().unwrap_or_else(PoisonError::into_inner);
+            crate::wake::register(&mut waker, cx);
+            drop(waker);
+            if !self.done.load(Ordering::Acquire) {
+                return Ok(());
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::ConnectionAborted,
+            "the server's shutdown deadline passed",
+        ))
+    }
+}
+
+/// An upgraded transport that fails once cut off.
+struct CutOff {
+    io: Box<dyn UpgradedIo>,
+    cut: Arc<Cut>,
+}
+
+impl AsyncRead for CutOff {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        self.cut.check(cx)?;
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for CutOff {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.cut.check(cx)?;
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.cut.check(cx)?;
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.cut.check(cx)?;
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}

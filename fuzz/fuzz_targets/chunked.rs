@@ -7,11 +7,12 @@ use libfuzzer_sys::fuzz_target;
 use ringstream_core::h1::decode::Decoder;
 use ringstream_core::{Error, Limits};
 
-/// Small limits so the trailer and extension limits are reached too.
+/// Small limits so the trailer, extension and body limits are reached too.
 const LIMITS: Limits = Limits {
     max_chunk_ext_len: 16,
     max_trailers_len: 64,
     max_trailer_fields: 3,
+    max_body_len: 4096,
     ..Limits::DEFAULT
 };
 

@@ -72,7 +72,11 @@ fn encode(size: usize, chunk: usize) -> Vec<u8> {
 /// seen.
 #[inline(never)]
 fn decode(wire: &[u8]) -> anyhow::Result<usize> {
-    let mut decoder = Decoder::chunked(Limits::DEFAULT);
+    // Bodies up to `MAX_SIZE`, above the default body limit of 1 GiB.
+    let mut decoder = Decoder::chunked(Limits {
+        max_body_len: u64::MAX,
+        ..Limits::DEFAULT
+    });
     let mut body = 0usize;
     for slice in wire.chunks(INPUT_SLICE) {
         let mut input = slice;

@@ -154,7 +154,7 @@ fn machine_ticks() -> anyhow::Result<(u64, u64)> {
 /// Run the scenario.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     ensure_wrk()?;
-    let ringstream = start_ringstream(args.workers, cpus(&args.server_cpus))?;
+    let ringstream = start_ringstream(args.workers, cpus(&args.server_cpus), 1 << 30)?;
     let hyper = start_hyper(args.workers, cpus(&args.server_cpus))?;
     let mut rows = Vec::new();
     if !args.common.json {

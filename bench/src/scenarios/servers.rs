@@ -129,8 +129,13 @@ pub fn pinned(program: &std::path::Path, cpus: Option<&str>) -> Command {
 }
 
 /// Start `ringstream serve` (the binary next to this one) with `workers`
-/// runtime threads, on `cpus` if given.
-pub fn start_ringstream(workers: usize, cpus: Option<&str>) -> anyhow::Result<ServerProcess> {
+/// runtime threads, on `cpus` if given, taking request bodies of up to
+/// `max_body_size` bytes (its default is 1 GiB).
+pub fn start_ringstream(
+    workers: usize,
+    cpus: Option<&str>,
+    max_body_size: u64,
+) -> anyhow::Result<ServerProcess> {
     let addr = free_port()?;
     let child = pinned(&sibling("ringstream")?, cpus)
         .args([
@@ -139,6 +144,8 @@ pub fn start_ringstream(workers: usize, cpus: Option<&str>) -> anyhow::Result<Se
             &addr.to_string(),
             "--workers",
             &workers.to_string(),
+            "--max-body-size",
+            &max_body_size.to_string(),
         ])
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())

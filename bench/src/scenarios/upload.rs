@@ -94,7 +94,12 @@ fn upload(
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let size = args.common.size.unwrap_or(1 << 30) as u64;
     let cpus = super::http::cpus(&args.server_cpus);
-    let servers = [start_ringstream(args.workers, cpus)?, start_hyper(args.workers, cpus)?];
+    // `ringstream serve` refuses bodies over 1 GiB by default: a larger
+    // `--size` raises its limit to the upload's size.
+    let servers = [
+        start_ringstream(args.workers, cpus, size.max(1 << 30))?,
+        start_hyper(args.workers, cpus)?,
+    ];
     if let Ok(cpu) = usize::try_from(args.client_cpu) {
         super::pin_current_thread(cpu)?;
     }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+use ringstream::ringstream_core::Limits;
 use ringstream::server::{Config, Server};
 use ringstream_cli::app::App;
 use tracing_subscriber::EnvFilter;
@@ -58,6 +59,12 @@ struct ServeArgs {
     /// --body-read-timeout seconds (0: no minimum).
     #[arg(long, default_value_t = 500)]
     body_min_rate: u64,
+    /// Largest request body, in bytes (1 GiB by default): a longer one gets
+    /// 413 and the connection is closed — before any of it is read when its
+    /// Content-Length says so, as soon as it grows past the limit when it
+    /// is chunked.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::DEFAULT.max_body_len)]
+    max_body_size: u64,
     /// Seconds writing a response may make no progress (a client that
     /// reads nothing) before the connection is closed.
     #[arg(long, default_value_t = 30)]
@@ -108,6 +115,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             write_timeout: Duration::from_secs(args.write_timeout),
             shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
             access_log: !args.no_access_log,
+            limits: Limits {
+                max_body_len: args.max_body_size,
+                ..Limits::DEFAULT
+            },
             ..Config::default()
         };
         let mut app = App::new(server.metrics());

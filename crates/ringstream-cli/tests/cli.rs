@@ -21,8 +21,14 @@ impl Drop for Server {
 /// Start `ringstream serve` at the default log level, with stderr piped
 /// (not a terminal); returns the server, its address and its stderr lines.
 fn start() -> (Server, SocketAddr, mpsc::Receiver<String>) {
+    start_with(&[])
+}
+
+/// [`start`] with more command-line arguments.
+fn start_with(extra: &[&str]) -> (Server, SocketAddr, mpsc::Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ringstream"))
         .args(["serve", "--addr", "127.0.0.1:0", "--workers", "1"])
+        .args(extra)
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -124,6 +130,37 @@ fn serve_logs_a_request_body_cut_short() {
     let line = log_line(&lines, "request body cut short");
     assert!(line.contains("http.target=/upload"), "{line:?}");
     assert!(line.contains("http.request.method=POST"), "{line:?}");
+}
+
+/// `--max-body-size` sets the body limit: an upload of exactly that size is
+/// served, one byte more gets 413 (and is logged as rejected).
+#[test]
+fn serve_takes_the_max_body_size() {
+    let (_server, addr, lines) = start_with(&["--max-body-size", "10"]);
+    let upload = |length: usize| {
+        let mut conn = TcpStream::connect(addr).expect("connect");
+        let mut request = format!(
+            "POST /upload HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\
+             Content-Length: {length}\r\n\r\n"
+        )
+        .into_bytes();
+        request.resize(request.len() + length, b'x');
+        conn.write_all(&request).expect("send");
+        let mut response = Vec::new();
+        conn.read_to_end(&mut response).expect("read");
+        String::from_utf8_lossy(&response).into_owned()
+    };
+    let served = upload(10);
+    assert!(served.starts_with("HTTP/1.1 200 OK\r\n"), "{served}");
+    assert!(served.contains("\"bytes\":10"), "{served}");
+    let refused = upload(11);
+    assert!(
+        refused.starts_with("HTTP/1.1 413 Content Too Large\r\n"),
+        "{refused}"
+    );
+    let line = log_line(&lines, "request rejected");
+    assert!(line.contains("status=413"), "{line:?}");
+    assert!(line.contains("body too large"), "{line:?}");
 }
 
 /// A second SIGTERM during the graceful shutdown closes every connection at

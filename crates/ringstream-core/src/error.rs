@@ -77,7 +77,9 @@ pub enum Error {
     UnknownTransferCoding,
     /// Both `Content-Length` and `Transfer-Encoding` (RFC 9112 §6.1, §6.3).
     ContentLengthWithTransferEncoding,
-    /// The body is larger than the configured body limit.
+    /// The body is larger than [`Limits::max_body_len`](crate::Limits): a
+    /// `Content-Length` above it (refused with the head), or a chunked body
+    /// whose chunks add up to more. 413 (RFC 9110 §15.5.14).
     BodyTooLarge,
     // ---- chunked coding -----------------------------------------------
     /// A chunk-size line is empty, not hex, or has a sign or prefix

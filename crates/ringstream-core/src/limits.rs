@@ -13,6 +13,11 @@
 /// let limits = Limits { max_fields: 32, ..Limits::default() };
 /// assert_eq!(limits.max_fields, 32);
 /// assert_eq!(limits.max_head_len, Limits::DEFAULT.max_head_len);
+///
+/// // Request bodies of at most 10 MiB instead of 1 GiB.
+/// let small = Limits { max_body_len: 10 << 20, ..Limits::DEFAULT };
+/// assert_eq!(Limits::DEFAULT.max_body_len, 1 << 30);
+/// assert_eq!(small.max_fields, 100);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -36,6 +41,15 @@ pub struct Limits {
     pub max_trailers_len: usize,
     /// Maximum number of trailer fields. Default 32.
     pub max_trailer_fields: usize,
+    /// Maximum size of a request body, in bytes; a body of exactly this
+    /// size is accepted. Exceeding it answers 413
+    /// ([`Error::BodyTooLarge`](crate::Error::BodyTooLarge)): a
+    /// `Content-Length` above it is refused with the head, before any of
+    /// the body is read (and before `100 Continue` could be sent), and a
+    /// chunked body fails at the chunk-size line of the first chunk that
+    /// would take it past the limit, after the data before it. `u64::MAX`
+    /// turns the limit off. Default 1 GiB (Apache's `LimitRequestBody`).
+    pub max_body_len: u64,
 }
 
 impl Limits {
@@ -48,6 +62,7 @@ impl Limits {
         max_chunk_ext_len: 1024,
         max_trailers_len: 8 * 1024,
         max_trailer_fields: 32,
+        max_body_len: 1 << 30,
     };
 }
 

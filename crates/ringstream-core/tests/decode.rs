@@ -347,10 +347,20 @@ fn rfc9112_7_1_rejects_whitespace_inside_the_size() {
 fn rfc9112_7_1_rejects_size_overflow() {
     rejects(b"10000000000000000\r\n", Error::ChunkSizeOverflow);
     rejects(b"fffffffffffffffff\r\n", Error::ChunkSizeOverflow);
-    // The largest size is accepted (and the body is then truncated).
-    let out = feed(chunked(), [&b"ffffffffffffffff\r\nabc"[..]]);
+    // The largest size is accepted without a body limit (and the body is
+    // then truncated)...
+    let unlimited = Limits {
+        max_body_len: u64::MAX,
+        ..Limits::DEFAULT
+    };
+    let out = feed(
+        Decoder::chunked(unlimited),
+        [&b"ffffffffffffffff\r\nabc"[..]],
+    );
     assert_eq!(out.body, b"abc");
     assert_eq!(out.result, Err(Error::UnexpectedEof));
+    // ...and over the default limit of 1 GiB it is refused (413).
+    rejects(b"ffffffffffffffff\r\nabc", Error::BodyTooLarge);
     // Leading zeros do not count towards overflow.
     accepts(b"00000000000000000000001\r\nx\r\n0\r\n\r\n", b"x");
 }
@@ -447,6 +457,86 @@ fn rfc9112_7_1_1_rejects_extensions_over_the_limit() {
     );
     assert_eq!(ok.result, Ok(()));
     assert_eq!(ok.body, b"xy");
+}
+
+/// RFC 9110 §15.5.14: the chunk sizes add up to at most
+/// `Limits::max_body_len` (inclusive); the chunk that would cross it is
+/// refused at its size line, after the data before it, and none of its own
+/// data is handed out.
+#[test]
+fn chunked_body_is_held_to_the_body_limit() {
+    let limits = Limits {
+        max_body_len: 10,
+        ..Limits::DEFAULT
+    };
+    let at_limit = decode_every_split(
+        || Decoder::chunked(limits),
+        b"5\r\nhello\r\n5;x=y\r\nworld\r\n0\r\nA: 1\r\n\r\n",
+    );
+    assert_eq!(at_limit.result, Ok(()));
+    assert_eq!(at_limit.body, b"helloworld");
+
+    let over = decode_every_split(
+        || Decoder::chunked(limits),
+        b"5\r\nhello\r\n6\r\nworld!\r\n0\r\n\r\n",
+    );
+    assert_eq!(over.result, Err(Error::BodyTooLarge));
+    assert_eq!(over.body, b"hello", "data before the refused chunk");
+
+    // One chunk over the limit: nothing is handed out.
+    rejects_with(
+        limits,
+        b"b\r\nhello world\r\n0\r\n\r\n",
+        Error::BodyTooLarge,
+    );
+    // Zero-length chunks and leading zeros do not count.
+    let zeros = decode_every_split(
+        || Decoder::chunked(limits),
+        b"000a\r\n0123456789\r\n0\r\n\r\n",
+    );
+    assert_eq!(zeros.result, Ok(()));
+    // A limit of 0 allows only the last chunk.
+    let none = Limits {
+        max_body_len: 0,
+        ..Limits::DEFAULT
+    };
+    assert_eq!(
+        feed(Decoder::chunked(none), [&b"0\r\n\r\n"[..]]).result,
+        Ok(())
+    );
+    rejects_with(none, b"1\r\nx\r\n0\r\n\r\n", Error::BodyTooLarge);
+    assert_eq!(Error::BodyTooLarge.status(), 413);
+}
+
+/// `Decoder::new` holds a `Content-Length` body and a read-until-close body
+/// to the body limit too: the first refused before any data, the second
+/// after the data up to the limit.
+#[test]
+fn decoder_new_holds_every_framing_to_the_body_limit() {
+    use ringstream_core::h1::BodyFraming;
+    let limits = Limits {
+        max_body_len: 5,
+        ..Limits::DEFAULT
+    };
+    let ok = decode_every_split(|| Decoder::new(BodyFraming::Length(5), limits), b"hello");
+    assert_eq!((ok.result, &ok.body[..]), (Ok(()), &b"hello"[..]));
+    let over = decode_every_split(|| Decoder::new(BodyFraming::Length(6), limits), b"hello!");
+    assert_eq!(
+        (over.result, &over.body[..]),
+        (Err(Error::BodyTooLarge), &b""[..])
+    );
+
+    let eof = || Decoder::new(BodyFraming::CloseDelimited, limits);
+    let ok = decode_every_split(eof, b"hello");
+    assert_eq!((ok.result, &ok.body[..]), (Ok(()), &b"hello"[..]));
+    let over = decode_every_split(eof, b"hello!");
+    assert_eq!(
+        (over.result, &over.body[..]),
+        (Err(Error::BodyTooLarge), &b"hello"[..])
+    );
+    // `Decoder::eof()` has no limit.
+    let mut unlimited = Decoder::eof();
+    assert_eq!(unlimited.decode(&[0; 64]).unwrap().data, 0..64);
 }
 
 /// RFC 9112 §7.1.2: the trailer section is bounded in size and count.

@@ -300,8 +300,17 @@ fn rfc9112_6_3_content_length() {
         accept(&post_with("Content-Length: 007\r\n")).framing,
         BodyFraming::Length(7)
     );
+    // The largest length parses (the default body limit then refuses it).
+    let unlimited = Limits {
+        max_body_len: u64::MAX,
+        ..Limits::DEFAULT
+    };
     assert_eq!(
-        accept(&post_with("Content-Length: 18446744073709551615\r\n")).framing,
+        accept_limits(
+            &post_with("Content-Length: 18446744073709551615\r\n"),
+            unlimited
+        )
+        .framing,
         BodyFraming::Length(u64::MAX)
     );
 }
@@ -431,6 +440,61 @@ fn limits_are_inclusive() {
         format!("GET {target} HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes(),
         Limits {
             max_target_len: 100,
+            ..Limits::DEFAULT
+        },
+    );
+}
+
+/// RFC 9110 §15.5.14: a `Content-Length` above `Limits::max_body_len` is
+/// refused with the head (413), before any body byte is read — with
+/// `Expect: 100-continue` too; a body of exactly the limit is accepted. The
+/// check comes after every other: a malformed framing stays a 400.
+#[test]
+fn content_length_over_the_body_limit_is_413() {
+    let limits = Limits {
+        max_body_len: 100,
+        ..Limits::DEFAULT
+    };
+    let post =
+        |fields: &str| format!("POST /upload HTTP/1.1\r\nHost: a\r\n{fields}\r\n").into_bytes();
+    let at = accept_limits(&post("Content-Length: 100\r\n"), limits);
+    assert_eq!(at.framing, BodyFraming::Length(100));
+    reject_limits(
+        &post("Content-Length: 101\r\n"),
+        limits,
+        Error::BodyTooLarge,
+    );
+    reject_limits(
+        &post("Expect: 100-continue\r\nContent-Length: 101\r\n"),
+        limits,
+        Error::BodyTooLarge,
+    );
+    reject_limits(
+        b"POST / HTTP/1.0\r\nContent-Length: 101\r\n\r\n",
+        limits,
+        Error::BodyTooLarge,
+    );
+    assert_eq!(Error::BodyTooLarge.status(), 413);
+    // Other framing errors come first.
+    reject_limits(
+        &post("Content-Length: 101\r\nTransfer-Encoding: chunked\r\n"),
+        limits,
+        Error::ContentLengthWithTransferEncoding,
+    );
+    reject_limits(
+        &post("Content-Length: 101, 102\r\n"),
+        limits,
+        Error::InvalidContentLength,
+    );
+    // A chunked head is not judged by the limit (its decoder is).
+    accept_limits(&post("Transfer-Encoding: chunked\r\n"), limits);
+    // The default is 1 GiB, and `u64::MAX` turns the limit off.
+    accept(&post("Content-Length: 1073741824\r\n"));
+    reject(&post("Content-Length: 1073741825\r\n"), Error::BodyTooLarge);
+    accept_limits(
+        &post("Content-Length: 18446744073709551615\r\n"),
+        Limits {
+            max_body_len: u64::MAX,
             ..Limits::DEFAULT
         },
     );
@@ -1364,7 +1428,8 @@ proptest! {
             wire.push_str(&format!("{n}: {value}\r\n"));
         }
         wire.push_str(&format!("Content-Length: {len}\r\n\r\n"));
-        let p = accept(wire.as_bytes());
+        let unlimited = Limits { max_body_len: u64::MAX, ..Limits::DEFAULT };
+        let p = accept_limits(wire.as_bytes(), unlimited);
         prop_assert_eq!(p.framing, BodyFraming::Length(u64::from(len)));
         prop_assert_eq!(p.head_len, wire.len());
     }

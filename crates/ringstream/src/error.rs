@@ -6,8 +6,8 @@ use std::io;
 /// A boxed error from a user's service or body.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-/// An error of ringstream's async layer: I/O, HTTP framing, a timeout, or a
-/// closed connection.
+/// An error of ringstream's async layer: I/O, HTTP framing, a timeout, a
+/// closed connection, or a body too large to buffer.
 ///
 /// Every fallible operation of the library returns it, except the `poll_*`
 /// methods of [`Stream`](crate::Stream): they are the building blocks of its
@@ -63,15 +63,38 @@ pub enum Error {
         /// The bytes buffered.
         buffered: usize,
     },
+    /// A body is longer than the most its reader buffers
+    /// ([`Incoming::read_all`](crate::Incoming::read_all),
+    /// [`Incoming::read_all_limited`](crate::Incoming::read_all_limited)):
+    /// the read fails rather than return part of the body. Its
+    /// [`status`](Error::status) is 413, like that of the server's own body
+    /// limit, which is `Protocol(BodyTooLarge)` (the core's verdict, see
+    /// [`Limits::max_body_len`](ringstream_core::Limits::max_body_len)).
+    BodyTooLarge {
+        /// The most the reader would buffer, in bytes.
+        limit: u64,
+    },
 }
 
 impl Error {
     /// The HTTP status a server answers with for this error, when there is
-    /// one (framing errors and timeouts).
+    /// one (framing errors, timeouts, a body too large).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::Error;
+    /// use ringstream::ringstream_core::Error as Framing;
+    ///
+    /// assert_eq!(Error::BodyTooLarge { limit: 1024 }.status(), Some(413));
+    /// assert_eq!(Error::from(Framing::BodyTooLarge).status(), Some(413));
+    /// assert_eq!(Error::Closed.status(), None);
+    /// ```
     pub fn status(&self) -> Option<u16> {
         match self {
             Error::Protocol(e) => Some(e.status()),
             Error::TimedOut(_) => Some(408),
+            Error::BodyTooLarge { .. } => Some(413),
             _ => None,
         }
     }
@@ -88,7 +111,9 @@ impl Error {
     /// | variant | kind |
     /// |---------|------|
     /// | `Io(e)` | `e.kind()` |
-    /// | `Protocol(_)` | [`InvalidData`](io::ErrorKind::InvalidData) |
+    /// | `Protocol(BodyTooLarge)`, `BodyTooLarge { .. }` | [`FileTooLarge`](io::ErrorKind::FileTooLarge) |
+    /// | `Protocol(UnexpectedEof)` | [`UnexpectedEof`](io::ErrorKind::UnexpectedEof) |
+    /// | `Protocol(_)` (any other) | [`InvalidData`](io::ErrorKind::InvalidData) |
     /// | `TimedOut(_)` | [`TimedOut`](io::ErrorKind::TimedOut) |
     /// | `Closed` | [`NotConnected`](io::ErrorKind::NotConnected) |
     /// | `User(_)` | [`Other`](io::ErrorKind::Other) |
@@ -108,6 +133,9 @@ impl Error {
         match self {
             Error::Io(e) => e.kind(),
             Error::Protocol(ringstream_core::Error::UnexpectedEof) => io::ErrorKind::UnexpectedEof,
+            Error::Protocol(ringstream_core::Error::BodyTooLarge) | Error::BodyTooLarge { .. } => {
+                io::ErrorKind::FileTooLarge
+            }
             Error::Protocol(_) => io::ErrorKind::InvalidData,
             Error::TimedOut(_) => io::ErrorKind::TimedOut,
             Error::Closed => io::ErrorKind::NotConnected,
@@ -129,6 +157,9 @@ impl fmt::Display for Error {
                 requested,
                 buffered,
             } => write!(f, "{requested} bytes asked for, {buffered} buffered"),
+            Error::BodyTooLarge { limit } => {
+                write!(f, "body longer than the {limit} bytes its reader buffers")
+            }
         }
     }
 }

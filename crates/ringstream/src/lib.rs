@@ -69,6 +69,41 @@ pub use error::{BoxError, Error};
 pub use response::{ResponseStream, ResponseWriter};
 pub use stream::{Stream, StreamOptions};
 
+/// Items the crate's macros expand to; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    use std::marker::PhantomData;
+
+    /// `awrite!` calls `__awrite` on what `write_fmt` returned: the
+    /// inherent method of a [`WriteFmt`](crate::response::WriteFmt) makes
+    /// it the write; for anything else (a synchronous writer's `Result`)
+    /// this identity applies.
+    pub trait Awrite: Sized {
+        /// `self`, unchanged.
+        #[inline]
+        fn __awrite(self) -> Self {
+            self
+        }
+    }
+
+    impl<T> Awrite for T {}
+
+    /// Stands for the temporaries of `format_args!` in the bound that
+    /// makes `write!(writer, ...).await` a compile error.
+    pub struct FormatArgs<'a>(PhantomData<&'a ()>);
+
+    /// Implemented by no type (and no other crate may implement it for
+    /// `FormatArgs`): its message is the compile error of
+    /// `write!(writer, ...).await`.
+    #[diagnostic::on_unimplemented(
+        message = "`write!(writer, ...).await` does not compile on a `ResponseWriter`: use `ringstream::awrite!(writer, ...).await`",
+        label = "use `ringstream::awrite!` (or `awriteln!`) instead of `write!` (or `writeln!`)",
+        note = "`write!` keeps the temporaries of `format_args!`, which are not `Send`, alive across the `.await`: the task would not be `Send`, and `tokio::spawn` and the server refuse such tasks",
+        note = "`awrite!` formats in a statement of its own and yields only the write, a `Send` future"
+    )]
+    pub trait SendAcrossAwait {}
+}
+
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

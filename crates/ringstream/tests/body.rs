@@ -241,3 +241,79 @@ async fn one_gib_single_chunk_streams_in_constant_memory() {
         "peak heap {peak} bytes while streaming 1 GiB"
     );
 }
+
+/// `read_all_limited` returns a body of at most its limit (gathered from
+/// several chunks), and fails on a longer one instead of returning part of
+/// it: `BodyTooLarge` with the limit, status 413.
+#[tokio::test]
+async fn read_all_limited_returns_the_body_within_the_limit_and_fails_beyond() {
+    let wire = b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+    let mut body = Incoming::from_stream(stream_of(wire), BodyFraming::Chunked);
+    assert_eq!(
+        &body.read_all_limited(11).await.unwrap()[..],
+        b"hello world"
+    );
+    assert!(body.is_end_stream());
+
+    let mut body = Incoming::from_stream(stream_of(wire), BodyFraming::Chunked);
+    let err = body.read_all_limited(10).await.unwrap_err();
+    assert!(
+        matches!(err, ringstream::Error::BodyTooLarge { limit: 10 }),
+        "{err:?}"
+    );
+    assert_eq!(err.status(), Some(413));
+    assert_eq!(err.kind(), io::ErrorKind::FileTooLarge);
+
+    // Read until close: no length known, the data decides.
+    let mut body = Incoming::from_stream(stream_of(b"0123456789"), BodyFraming::CloseDelimited);
+    let err = body.read_all_limited(9).await.unwrap_err();
+    assert!(matches!(err, ringstream::Error::BodyTooLarge { limit: 9 }));
+    let mut body = Incoming::from_stream(stream_of(b"0123456789"), BodyFraming::CloseDelimited);
+    assert_eq!(body.read_all_limited(10).await.unwrap().len(), 10);
+}
+
+/// A `Content-Length` over the limit fails `read_all_limited` before a
+/// byte is read, and `read_all` buffers at most `READ_ALL_LIMIT`.
+#[tokio::test]
+async fn read_all_limited_refuses_a_declared_length_before_reading() {
+    let mut body = Incoming::from_stream(stream_of(b"hello world"), BodyFraming::Length(11));
+    let err = body.read_all_limited(10).await.unwrap_err();
+    assert!(matches!(err, ringstream::Error::BodyTooLarge { limit: 10 }));
+    assert_eq!(body.received(), 0, "nothing was read");
+
+    let cap = ringstream::body::READ_ALL_LIMIT;
+    assert_eq!(cap, 2 * 1024 * 1024);
+    let declared = BodyFraming::Length(cap as u64 + 1);
+    let mut body = Incoming::from_stream(stream_of(b"x"), declared);
+    let err = body.read_all().await.unwrap_err();
+    assert!(
+        matches!(err, ringstream::Error::BodyTooLarge { limit } if limit == cap as u64),
+        "{err:?}"
+    );
+    assert_eq!(body.received(), 0, "nothing was read");
+}
+
+/// A body read off a stream is held to `Limits::max_body_len` (1 GiB by
+/// default): a single chunk one byte over it fails at its size line,
+/// before any of its data.
+#[tokio::test]
+async fn a_chunk_over_the_default_body_limit_fails_at_its_size_line() {
+    const SIZE: u64 = (1 << 30) + 1;
+    let transport = HugeChunk {
+        head: format!("{SIZE:x}\r\n").into_bytes(),
+        sent_head: 0,
+        remaining: SIZE,
+        tail: b"\r\n0\r\n\r\n",
+        sent_tail: 0,
+    };
+    let mut body = Incoming::from_stream(Stream::new(transport), BodyFraming::Chunked);
+    let err = body.read_partial(usize::MAX).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ringstream::Error::Protocol(ringstream::ringstream_core::Error::BodyTooLarge)
+        ),
+        "{err:?}"
+    );
+    assert_eq!(body.received(), 0);
+}

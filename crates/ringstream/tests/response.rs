@@ -470,13 +470,11 @@ fn streaming_write_macro_await_and_send() {
     let (mut writer, body) = ResponseStream::streaming(32);
     let reader = rt.spawn(body.collect());
     rt.block_on(async {
-        // The write_fmt future itself is Send.
-        let fut = assert_send(writer.write_fmt(format_args!("{}-{}\n", "a", 1)));
+        // The write `awrite!` yields is Send.
+        let (name, n) = ("a", 1);
+        let fut = assert_send(ringstream::awrite!(writer, "{name}-{n}\n"));
         fut.await.unwrap();
-        // Plain `write!` works with `.await`.
-        let (name, n) = ("b", 2);
-        write!(writer, "{name}-{n};").await.unwrap();
-        writeln!(writer, "c-{}", 3).await.unwrap();
+        ringstream::awriteln!(writer, "b-{}", 2).await.unwrap();
     });
     // `awrite!` keeps a spawned task Send (checked by `tokio::spawn`).
     let task = rt.spawn(async move {
@@ -489,12 +487,25 @@ fn streaming_write_macro_await_and_send() {
     });
     rt.block_on(task).unwrap().unwrap();
     let bytes = rt.block_on(reader).unwrap().unwrap().to_bytes();
-    let mut expected = String::from("a-1\nb-2;c-3\n");
+    let mut expected = String::from("a-1\nb-2\n");
     for i in 0..200 {
         expected.push_str(&format!("line {i:03} of a long page\n"));
     }
     expected.push_str("end of page\n");
     assert_eq!(bytes, expected.as_bytes());
+}
+
+/// `awrite!` on a synchronous writer does what `write!` does.
+#[test]
+fn awrite_on_a_synchronous_writer_is_write() {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    ringstream::awrite!(text, "{}-{}", "a", 1).unwrap();
+    ringstream::awriteln!(text, "!").unwrap();
+    assert_eq!(text, "a-1!\n");
+    let mut body = ResponseStream::buffered();
+    ringstream::awrite!(body, "{}", 42).unwrap();
+    assert_eq!(body.len(), 2);
 }
 
 #[test]

@@ -97,7 +97,13 @@ pub struct Decoder {
 enum Kind {
     Length(LengthDecoder),
     Chunked(ChunkedDecoder),
-    Eof { finished: bool },
+    /// Read until the peer closes; `left`: the bytes still allowed;
+    /// `refused`: more came, and the decoder failed.
+    Eof {
+        finished: bool,
+        left: u64,
+        refused: bool,
+    },
 }
 
 impl Decoder {
@@ -139,7 +145,8 @@ impl Decoder {
     /// A decoder for a body that ends when the peer closes the connection.
     ///
     /// Every input byte is data; the body finishes only through
-    /// [`finish_eof`](Self::finish_eof).
+    /// [`finish_eof`](Self::finish_eof). There is no size limit (see
+    /// [`new`](Self::new) for one).
     ///
     /// # Examples
     ///
@@ -153,7 +160,11 @@ impl Decoder {
     /// ```
     pub const fn eof() -> Decoder {
         Decoder {
-            kind: Kind::Eof { finished: false },
+            kind: Kind::Eof {
+                finished: false,
+                left: u64::MAX,
+                refused: false,
+            },
         }
     }
 
@@ -161,21 +172,40 @@ impl Decoder {
     /// framing to decoding. No body is a zero-length body; a close-delimited
     /// body is read until the peer closes.
     ///
+    /// Every framing is held to [`Limits::max_body_len`]: a `Content-Length`
+    /// above it fails the first [`decode`](Self::decode) with
+    /// [`Error::BodyTooLarge`] before any data, a chunked body fails at the
+    /// chunk that would cross it, and a close-delimited body hands out data
+    /// up to the limit and then fails.
+    ///
     /// # Examples
     ///
     /// ```
     /// use ringstream_core::h1::decode::Decoder;
     /// use ringstream_core::h1::BodyFraming;
-    /// use ringstream_core::Limits;
+    /// use ringstream_core::{Error, Limits};
     ///
     /// assert!(Decoder::new(BodyFraming::None, Limits::DEFAULT).is_finished());
+    ///
+    /// let limits = Limits { max_body_len: 4, ..Limits::DEFAULT };
+    /// let mut decoder = Decoder::new(BodyFraming::Length(5), limits);
+    /// assert_eq!(decoder.decode(b"hello"), Err(Error::BodyTooLarge));
     /// ```
     pub fn new(framing: BodyFraming, limits: Limits) -> Decoder {
         match framing {
             BodyFraming::None => Decoder::length(0),
+            BodyFraming::Length(n) if n > limits.max_body_len => Decoder {
+                kind: Kind::Length(LengthDecoder::refused(n, Error::BodyTooLarge)),
+            },
             BodyFraming::Length(n) => Decoder::length(n),
             BodyFraming::Chunked => Decoder::chunked(limits),
-            BodyFraming::CloseDelimited => Decoder::eof(),
+            BodyFraming::CloseDelimited => Decoder {
+                kind: Kind::Eof {
+                    finished: false,
+                    left: limits.max_body_len,
+                    refused: false,
+                },
+            },
         }
     }
 
@@ -185,18 +215,27 @@ impl Decoder {
     /// # Errors
     ///
     /// A chunked body returns the framing error it found (and every later
-    /// call returns it again). Length and read-until-close bodies never fail
-    /// here.
+    /// call returns it again). A body over [`Limits::max_body_len`] (when
+    /// made by [`new`](Self::new)) returns [`Error::BodyTooLarge`]. Length
+    /// and read-until-close bodies never fail here otherwise.
     pub fn decode(&mut self, input: &[u8]) -> Result<Progress, Error> {
         match &mut self.kind {
             Kind::Length(d) => d.decode(input),
             Kind::Chunked(d) => d.decode(input),
-            Kind::Eof { finished } => {
-                if *finished {
-                    Ok(Progress::new(0, 0..0, true))
-                } else {
-                    Ok(Progress::new(input.len(), 0..input.len(), false))
+            Kind::Eof { refused: true, .. } => Err(Error::BodyTooLarge),
+            Kind::Eof { finished: true, .. } => Ok(Progress::new(0, 0..0, true)),
+            Kind::Eof { left, refused, .. } => {
+                let take = match usize::try_from(*left) {
+                    Ok(left) => left.min(input.len()),
+                    Err(_) => input.len(),
+                };
+                if take == 0 && !input.is_empty() {
+                    *refused = true;
+                    return Err(Error::BodyTooLarge);
                 }
+                // `take <= left`, so this cannot underflow.
+                *left -= take as u64;
+                Ok(Progress::new(take, 0..take, false))
             }
         }
     }
@@ -212,7 +251,8 @@ impl Decoder {
         match &mut self.kind {
             Kind::Length(d) => d.finish_eof(),
             Kind::Chunked(d) => d.finish_eof(),
-            Kind::Eof { finished } => {
+            Kind::Eof { refused: true, .. } => Err(Error::BodyTooLarge),
+            Kind::Eof { finished, .. } => {
                 *finished = true;
                 Ok(())
             }
@@ -224,7 +264,7 @@ impl Decoder {
         match &self.kind {
             Kind::Length(d) => d.is_finished(),
             Kind::Chunked(d) => d.is_finished(),
-            Kind::Eof { finished } => *finished,
+            Kind::Eof { finished, .. } => *finished,
         }
     }
 
@@ -234,7 +274,7 @@ impl Decoder {
         match &self.kind {
             Kind::Length(d) => Some(d.remaining()),
             Kind::Chunked(d) => d.remaining_hint(),
-            Kind::Eof { finished } => finished.then_some(0),
+            Kind::Eof { finished, .. } => finished.then_some(0),
         }
     }
 
@@ -279,6 +319,15 @@ impl LengthDecoder {
         LengthDecoder {
             remaining: n,
             error: None,
+        }
+    }
+
+    /// A decoder for `n` body bytes that refuses them: every call fails
+    /// with `e`.
+    const fn refused(n: u64, e: Error) -> LengthDecoder {
+        LengthDecoder {
+            remaining: n,
+            error: Some(e),
         }
     }
 
@@ -355,7 +404,12 @@ impl LengthDecoder {
 ///   [`Error::InvalidChunkExtension`];
 /// - trailer lines are `name ":" OWS value OWS`; no obs-fold, no space before
 ///   the colon, and none of the framing fields `Content-Length`,
-///   `Transfer-Encoding` or `Host` (RFC 9110 §6.5.1).
+///   `Transfer-Encoding` or `Host` (RFC 9110 §6.5.1);
+/// - the chunk sizes may add up to at most [`Limits::max_body_len`]: the
+///   chunk-size line of a chunk that would take the body past it is
+///   [`Error::BodyTooLarge`] (413), and none of that chunk's data is handed
+///   out. A chunk size too large for a `u64` is
+///   [`Error::ChunkSizeOverflow`] whatever the limit.
 ///
 /// # Examples
 ///
@@ -383,6 +437,8 @@ pub struct ChunkedDecoder {
     state: State,
     /// Chunk size being parsed, then the data bytes left in the chunk.
     size: u64,
+    /// Data bytes of the chunks accepted so far, the current one included.
+    body_len: u64,
     /// Extension bytes seen on the current chunk-size line.
     ext_len: usize,
     /// Completed trailer fields as `name ":" value "\n"`, followed by the
@@ -471,6 +527,7 @@ impl ChunkedDecoder {
         ChunkedDecoder {
             state: State::SizeStart,
             size: 0,
+            body_len: 0,
             ext_len: 0,
             trailers: Vec::new(),
             trailers_done: 0,
@@ -488,8 +545,9 @@ impl ChunkedDecoder {
     /// # Errors
     ///
     /// The framing error found, for example [`Error::InvalidChunkSize`],
-    /// [`Error::BareLf`] or [`Error::ForbiddenTrailer`]. The decoder then
-    /// stays failed.
+    /// [`Error::BareLf`] or [`Error::ForbiddenTrailer`], or
+    /// [`Error::BodyTooLarge`] at a chunk that would take the body past
+    /// [`Limits::max_body_len`]. The decoder then stays failed.
     pub fn decode(&mut self, input: &[u8]) -> Result<Progress, Error> {
         if let Some(e) = self.error {
             return Err(e);
@@ -662,15 +720,21 @@ impl ChunkedDecoder {
         }
     }
 
+    /// The end of a chunk-size line: the chunk is accepted if the body,
+    /// with it, stays within the limit.
     fn size_lf(&mut self, b: u8) -> Result<State, Error> {
         match b {
             b'\n' => {
                 self.ext_len = 0;
                 if self.size == 0 {
-                    Ok(State::TrailerStart)
-                } else {
-                    Ok(State::Data)
+                    return Ok(State::TrailerStart);
                 }
+                self.body_len = self
+                    .body_len
+                    .checked_add(self.size)
+                    .filter(|&len| len <= self.limits.max_body_len)
+                    .ok_or(Error::BodyTooLarge)?;
+                Ok(State::Data)
             }
             _ => Err(Error::BareCr),
         }

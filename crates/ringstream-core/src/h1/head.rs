@@ -86,7 +86,9 @@
 //! version, target form. The fields are then interpreted in
 //! order (`Host` and `Content-Length` values), after which come the missing
 //! `Host`, `Transfer-Encoding` on HTTP/1.0, both `Content-Length` and
-//! `Transfer-Encoding`, and the transfer codings.
+//! `Transfer-Encoding`, the transfer codings, and last a `Content-Length`
+//! above [`Limits::max_body_len`] ([`Error::BodyTooLarge`], 413): a body too
+//! large to accept is refused with its head, before any of it is read.
 
 use super::{is_field_value, is_tchar_byte, is_token, BodyFraming, Version};
 use crate::{Error, Limits};
@@ -354,7 +356,8 @@ impl Scan {
 
 impl HeadParser {
     /// A parser enforcing `limits` (`max_head_len`, `max_fields` clamped to
-    /// [`MAX_FIELDS`], `max_target_len`, `max_method_len`).
+    /// [`MAX_FIELDS`], `max_target_len`, `max_method_len`, and
+    /// `max_body_len` against `Content-Length`).
     ///
     /// # Examples
     ///
@@ -429,7 +432,9 @@ impl HeadParser {
     /// grows past `max_method_len`, even before the head is complete.
     /// [`Error::TooManyFields`] is final when the head has more fields than
     /// the limits allow; when only `fields` is too short, the same call
-    /// with more storage succeeds.
+    /// with more storage succeeds. [`Error::BodyTooLarge`] (413) for a
+    /// complete, valid head whose `Content-Length` is above
+    /// `max_body_len`.
     pub fn parse<'b>(
         &mut self,
         buf: &'b [u8],
@@ -458,7 +463,7 @@ impl HeadParser {
             // remembered, so that a call with more storage succeeds.
             return Err(Error::TooManyFields);
         }
-        match finish(buf, head_len, &self.scan, fields) {
+        match finish(buf, head_len, &self.scan, fields, &self.limits) {
             Ok(head) => Ok(Some(head)),
             Err(e) => Err(self.fail(e)),
         }
@@ -792,12 +797,14 @@ fn field_line(line: &[u8], first: bool) -> Result<(), Error> {
 /// The validation guarantees the shapes relied on here: lines end in CRLF,
 /// the request line is `method SP target SP version` with ASCII method and
 /// target, and each field line is `token ":" value` with the field count
-/// within the caller's storage.
+/// within the caller's storage. A `Content-Length` above the body limit is
+/// refused after every other check.
 fn finish<'b>(
     buf: &'b [u8],
     head_len: usize,
     scan: &Scan,
     fields: &mut [Field<'b>],
+    limits: &Limits,
 ) -> Result<RequestHead<'b>, Error> {
     let head = buf.get(..head_len).ok_or(Error::MalformedHead)?;
     let method = ascii(head.get(scan.method.0..scan.method.1))?;
@@ -824,6 +831,11 @@ fn finish<'b>(
     }
     let version = scan.version;
     let meaning = interpret(fields.get(..field_count).unwrap_or_default(), version)?;
+    if let BodyFraming::Length(n) = meaning.framing {
+        if n > limits.max_body_len {
+            return Err(Error::BodyTooLarge);
+        }
+    }
     Ok(RequestHead {
         method,
         target,

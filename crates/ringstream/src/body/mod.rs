@@ -10,6 +10,12 @@
 //!
 //! A body that ends early (EOF before `Content-Length` bytes or before the
 //! last chunk) is an error, never a clean end.
+//!
+//! Reading a whole body into memory is bounded:
+//! [`read_all`](Incoming::read_all) buffers at most [`READ_ALL_LIMIT`]
+//! (2 MiB), [`read_all_limited`](Incoming::read_all_limited) at most the
+//! limit it is given, and a longer body fails the read with
+//! [`Error::BodyTooLarge`] rather than come back cut short.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -38,13 +44,22 @@ use source::DirectSource;
 pub use source::LARGE_BODY_READ;
 pub(crate) use source::{poll_body, BodyReader};
 
+/// The most [`Incoming::read_all`] buffers, in bytes: 2 MiB (the default of
+/// axum's `DefaultBodyLimit`). A longer body fails the read with
+/// [`Error::BodyTooLarge`]; read it with
+/// [`read_all_limited`](Incoming::read_all_limited) to choose another
+/// limit, or piece by piece to stream it.
+pub const READ_ALL_LIMIT: usize = 2 * 1024 * 1024;
+
 /// A request body: data frames, then (for chunked bodies) a trailers frame.
 ///
 /// `Incoming` implements [`http_body::Body`] with `Data = Bytes`, so it can be
 /// handed to any code of the `http` ecosystem (axum extractors, hyper
 /// clients, `http_body_util::BodyExt`), and it offers the reading methods of
 /// [`Stream`]: [`read_partial`](Incoming::read_partial),
-/// [`read_up_to`](Incoming::read_up_to) and [`read_all`](Incoming::read_all).
+/// [`read_up_to`](Incoming::read_up_to) and [`read_all`](Incoming::read_all)
+/// (which, unlike `Stream`'s, buffers at most [`READ_ALL_LIMIT`]; see
+/// [`read_all_limited`](Incoming::read_all_limited)).
 ///
 /// The server creates one for every request. A body can also be read
 /// directly off a [`Stream`] with [`Incoming::from_stream`].
@@ -274,20 +289,79 @@ impl Incoming {
         Ok(Some(out.freeze()))
     }
 
-    /// The rest of the body.
+    /// The rest of the body, at most [`READ_ALL_LIMIT`] (2 MiB) of it:
+    /// [`read_all_limited`](Self::read_all_limited) with that limit. A
+    /// service that buffers whole bodies this way cannot be made to hold
+    /// more than that per request.
     ///
     /// # Errors
     ///
-    /// As [`read_partial`](Self::read_partial).
+    /// As [`read_all_limited`](Self::read_all_limited).
     ///
     /// # Cancel safety
     ///
     /// Not cancel safe.
     pub async fn read_all(&mut self) -> Result<Bytes, Error> {
+        self.read_all_limited(READ_ALL_LIMIT).await
+    }
+
+    /// The rest of the body, if it is at most `limit` bytes long. Data that
+    /// arrived in one piece is returned without a copy; several pieces are
+    /// gathered into one buffer.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BodyTooLarge`] (status 413) when the body is longer than
+    /// `limit`: at once, before reading, when its `Content-Length` says so,
+    /// otherwise as soon as the data read goes past the limit. The body is
+    /// then partly read and of no further use (drop it: the server reads
+    /// and discards the rest, or closes the connection). Otherwise as
+    /// [`read_partial`](Self::read_partial).
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::{Error, Incoming, Stream};
+    /// use ringstream::ringstream_core::h1::BodyFraming;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let wire: &[u8] = b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+    /// let body = |wire: &'static [u8]| {
+    ///     let (mut client, server) = tokio::io::duplex(64);
+    ///     tokio::spawn(async move {
+    ///         tokio::io::AsyncWriteExt::write_all(&mut client, wire).await
+    ///     });
+    ///     Incoming::from_stream(Stream::new(server), BodyFraming::Chunked)
+    /// };
+    ///
+    /// let mut exact = body(wire);
+    /// assert_eq!(&exact.read_all_limited(11).await.unwrap()[..], b"hello world");
+    ///
+    /// // One byte over: an error, never the first 10 bytes.
+    /// let err = body(wire).read_all_limited(10).await.unwrap_err();
+    /// assert!(matches!(err, Error::BodyTooLarge { limit: 10 }));
+    /// assert_eq!(err.status(), Some(413));
+    /// # });
+    /// ```
+    pub async fn read_all_limited(&mut self, limit: usize) -> Result<Bytes, Error> {
+        let too_large = Error::BodyTooLarge {
+            limit: limit as u64,
+        };
+        let declared = self.size_hint().exact();
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(too_large);
+        }
         let mut pieces: VecDeque<Bytes> = VecDeque::new();
         let mut total = 0usize;
         while let Some(piece) = self.read_partial(usize::MAX).await? {
-            total += piece.len();
+            total = total.saturating_add(piece.len());
+            if total > limit {
+                return Err(too_large);
+            }
             pieces.push_back(piece);
         }
         if pieces.len() == 1 {

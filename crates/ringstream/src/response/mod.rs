@@ -110,7 +110,7 @@ use http_body::{Body, Frame, SizeHint};
 
 use crate::error::Error;
 
-pub use writer::ResponseWriter;
+pub use writer::{ResponseWriter, WriteFmt};
 
 /// Initial capacity, in bytes, of [`ResponseStream::buffered`].
 pub const DEFAULT_BUFFERED_CAPACITY: usize = 1024;
@@ -429,15 +429,17 @@ impl ResponseStream {
     }
 }
 
-/// Like [`write!`], but the future it returns can be awaited inside a
-/// `Send` task such as `tokio::spawn`.
+/// Like [`write!`], for a [`ResponseWriter`]: yields the write, a future
+/// that can be awaited inside a `Send` task such as `tokio::spawn` (or a
+/// service's future).
 ///
-/// `write!(writer, "{}", x).await` works on a [`ResponseWriter`], but
-/// `format_args!` temporaries live until the end of the statement, across
-/// the `.await`, and make the enclosing future not `Send`. This macro
-/// formats in a statement of its own and yields the write future, so
-/// nothing but the future crosses the `.await`. It works with any type that
-/// has a `write_fmt` method, synchronous ones included.
+/// `write!(writer, "{}", x).await` cannot be made to work: the
+/// temporaries of `format_args!` live until the end of the statement,
+/// across the `.await`, and are not `Send`. So it does not compile, with a
+/// message naming this macro (see [`ResponseWriter`]). This macro formats
+/// in a statement of its own and yields the write future, so nothing but
+/// the future crosses the `.await`. With any other type that has a
+/// `write_fmt` method (a synchronous one, say) it does what `write!` does.
 ///
 /// # Examples
 ///
@@ -461,8 +463,10 @@ impl ResponseStream {
 #[macro_export]
 macro_rules! awrite {
     ($dst:expr, $($arg:tt)*) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::Awrite as _;
         let write = $dst.write_fmt(::core::format_args!($($arg)*));
-        write
+        write.__awrite()
     }};
 }
 

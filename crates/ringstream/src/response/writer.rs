@@ -24,10 +24,31 @@ use crate::error::Error;
 /// flush fails with [`io::ErrorKind::BrokenPipe`], and a write that was
 /// waiting for room wakes up and fails.
 ///
-/// Besides [`write_all`](Self::write_all), `write!(writer, ...).await` works
-/// through the inherent [`write_fmt`](Self::write_fmt), and
+/// Besides [`write_all`](Self::write_all), formatted text is written with
+/// [`awrite!`](crate::awrite) and [`awriteln!`](crate::awriteln), and
 /// [`tokio::io::AsyncWrite`] is implemented so `tokio::io::copy` can feed
 /// the body.
+///
+/// # `awrite!`, not `write!`
+///
+/// `awrite!(writer, "{x}").await` is how formatted text is written.
+/// `write!(writer, "{x}").await` is a compile error whose message names
+/// `awrite!`: whatever `write!` returns, the temporaries `format_args!`
+/// makes for the arguments (type-erased pointers, not `Send`) live until
+/// the end of the statement, across the `.await`, so the task awaiting it
+/// would not be `Send` — and `tokio::spawn`, like the server for a
+/// service's future, only takes `Send` tasks. Rust would then say only
+/// "future cannot be sent between threads safely", pointing at
+/// `tokio::spawn`. `awrite!` formats in a statement of its own and yields
+/// just the write, a `Send` future.
+///
+/// ```compile_fail,E0277
+/// # use ringstream::ResponseStream;
+/// let (mut writer, _body) = ResponseStream::channel();
+/// // error: `write!(writer, ...).await` does not compile on a
+/// // `ResponseWriter`: use `ringstream::awrite!(writer, ...).await`
+/// let task = async move { write!(writer, "{}\n", 42).await };
+/// ```
 ///
 /// # Examples
 ///
@@ -104,31 +125,29 @@ impl ResponseWriter {
         Ok(write_all(&self.shared, data).await?)
     }
 
-    /// Formats `args` and writes the result, so `write!(writer, ...).await`
-    /// works.
+    /// Formats `args` into the writer's staging buffer, for
+    /// [`awrite!`](crate::awrite) to write: `awrite!(writer, ...)` calls
+    /// this and then writes the text like [`write_all`](Self::write_all),
+    /// in a `Send` future.
     ///
-    /// The text is formatted at once into a staging buffer kept by the
-    /// writer and reused from call to call; the returned future then writes
-    /// it like [`write_all`](Self::write_all). The future is `Send`.
+    /// The [`WriteFmt`] it returns cannot be awaited itself, so
+    /// `write!(writer, ...).await` is a compile error that names `awrite!`
+    /// (see [`ResponseWriter`] for why `write!` cannot work there).
     ///
-    /// A task that awaits `write!(writer, "{}", x)` directly is not `Send`,
-    /// though: Rust keeps the temporaries of `format_args!` alive until the
-    /// end of the statement, across the `.await`, and they are not `Send`.
-    /// Inside `tokio::spawn`, use [`awrite!`](crate::awrite) (or bind the
-    /// future first: `let w = write!(writer, ...); w.await?`).
-    ///
-    /// The staging buffer keeps at most the ring's capacity between calls,
-    /// so memory stays bounded by the ring plus the largest single
-    /// formatted piece.
+    /// The staging buffer is reused from call to call and keeps at most the
+    /// ring's capacity between calls, so memory stays bounded by the ring
+    /// plus the largest single formatted piece.
     ///
     /// # Errors
     ///
-    /// As [`write_all`](Self::write_all), plus an [`Error::Io`] of kind
+    /// Reported by the write `awrite!` yields: as
+    /// [`write_all`](Self::write_all), plus an [`Error::Io`] of kind
     /// [`io::ErrorKind::Other`] if a `Display` implementation fails.
     ///
     /// # Cancel safety
     ///
-    /// Not cancel safe: a dropped future may have written a prefix.
+    /// The write is not cancel safe: a dropped future may have written a
+    /// prefix.
     ///
     /// # Examples
     ///
@@ -139,28 +158,27 @@ impl ResponseWriter {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let (mut writer, body) = ResponseStream::streaming(64);
     /// let reader = tokio::spawn(body.collect());
-    /// write!(writer, "opendtu_uptime {}\n", 42).await.unwrap();
-    /// writer.finish();
+    /// tokio::spawn(async move {
+    ///     ringstream::awrite!(writer, "opendtu_uptime {}\n", 42).await
+    /// })
+    /// .await
+    /// .unwrap()
+    /// .unwrap();
     /// let bytes = reader.await.unwrap().unwrap().to_bytes();
     /// assert_eq!(bytes, "opendtu_uptime 42\n");
     /// # });
     /// ```
-    pub fn write_fmt<'a>(
-        &'a mut self,
-        args: fmt::Arguments<'_>,
-    ) -> impl Future<Output = Result<(), Error>> + Send + 'a {
+    pub fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> WriteFmt<'_> {
         let open = self.check_open();
         self.staging.clear();
         if self.staging.capacity() > self.staging_keep {
             self.staging.shrink_to(self.staging_keep);
         }
         let formatted = io::Write::write_fmt(&mut self.staging, args);
-        let shared = &*self.shared;
-        let text = &self.staging[..];
-        async move {
-            open?;
-            formatted?;
-            Ok(write_all(shared, text).await?)
+        WriteFmt {
+            shared: &self.shared,
+            text: &self.staging,
+            ready: open.and(formatted),
         }
     }
 
@@ -279,6 +297,82 @@ impl ResponseWriter {
             ));
         }
         Ok(())
+    }
+}
+
+/// Text formatted into a [`ResponseWriter`] by `write_fmt`, waiting to be
+/// written: [`awrite!`](crate::awrite) turns it into the write.
+///
+/// It cannot be awaited itself — its `Future` impl has a bound no type
+/// meets — so that `write!(writer, ...).await`, which could never run in a
+/// spawned task, fails to compile with a message that names `awrite!`
+/// instead of a "not `Send`" error far from the cause. See
+/// [`ResponseWriter`].
+///
+/// # Examples
+///
+/// ```
+/// use http_body_util::BodyExt;
+/// use ringstream::ResponseStream;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let (mut writer, body) = ResponseStream::streaming(64);
+/// tokio::spawn(async move {
+///     for i in 0..3 {
+///         ringstream::awriteln!(writer, "line {i}").await?;
+///     }
+///     Ok::<_, ringstream::Error>(())
+/// });
+/// let bytes = body.collect().await.unwrap().to_bytes();
+/// assert_eq!(bytes, "line 0\nline 1\nline 2\n");
+/// # });
+/// ```
+#[must_use = "nothing is written until `ringstream::awrite!(writer, ...)` is awaited"]
+pub struct WriteFmt<'a> {
+    shared: &'a Shared,
+    text: &'a [u8],
+    /// Whether the writer was open and the text formatted.
+    ready: io::Result<()>,
+}
+
+impl<'a> WriteFmt<'a> {
+    /// The write of the formatted text; [`awrite!`](crate::awrite)'s
+    /// expansion, not for direct use.
+    #[doc(hidden)]
+    pub fn __awrite(self) -> impl Future<Output = Result<(), Error>> + Send + 'a {
+        let WriteFmt {
+            shared,
+            text,
+            ready,
+        } = self;
+        async move {
+            ready?;
+            Ok(write_all(shared, text).await?)
+        }
+    }
+}
+
+impl fmt::Debug for WriteFmt<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WriteFmt")
+            .field("len", &self.text.len())
+            .field("ready", &self.ready.is_ok())
+            .finish()
+    }
+}
+
+/// Never in effect (no type meets the bound): its only use is the compile
+/// error `write!(writer, ...).await` gets, which the bound's trait words.
+impl<'a> Future for WriteFmt<'a>
+where
+    crate::__private::FormatArgs<'a>: crate::__private::SendAcrossAwait,
+{
+    type Output = Result<(), Error>;
+
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Poll::Ready(Err(Error::Io(io::Error::other(
+            "write through ringstream::awrite!",
+        ))))
     }
 }
 

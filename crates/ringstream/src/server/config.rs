@@ -14,17 +14,34 @@ use crate::stream::StreamOptions;
 /// use std::time::Duration;
 /// use ringstream::server::Config;
 ///
+/// use ringstream::ringstream_core::Limits;
+///
 /// let config = Config {
 ///     head_timeout: Duration::from_secs(5),
 ///     max_connections: 256,
+///     // Request bodies of at most 10 MiB (413 beyond).
+///     limits: Limits { max_body_len: 10 << 20, ..Limits::DEFAULT },
 ///     ..Config::default()
 /// };
 /// assert_eq!(config.limits.max_fields, 100);
+/// assert_eq!(Config::default().limits.max_body_len, 1 << 30);
 /// ```
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Caps on request heads, chunk extensions and trailers (head bytes →
-    /// 431, field count → 431, target length → 414).
+    /// Caps on request heads, bodies, chunk extensions and trailers (head
+    /// bytes → 431, field count → 431, target length → 414, body bytes →
+    /// 413).
+    ///
+    /// [`Limits::max_body_len`] (default 1 GiB) is the largest request body
+    /// served. A `Content-Length` above it is answered `413 Content Too
+    /// Large` with `connection: close` as soon as the head has arrived:
+    /// the service is not called, no body byte is read, and a client
+    /// waiting on `Expect: 100-continue` gets no `100 Continue`. A chunked
+    /// body that grows past it fails the service's read with
+    /// [`Error::Protocol`](crate::Error::Protocol)`(BodyTooLarge)` (status
+    /// 413), never a body cut short; the server then answers 413 and
+    /// closes if no response has started, and otherwise closes, the
+    /// response incomplete.
     pub limits: Limits,
     /// Buffer sizes of each connection's [`Stream`](crate::Stream).
     pub stream: StreamOptions,

@@ -227,5 +227,6 @@ fn copy_error(e: &Error) -> Error {
         Error::Closed => Error::Closed,
         Error::User(u) => Error::User(u.to_string().into()),
         e @ Error::NotBuffered { .. } => Error::Io(io::Error::new(e.kind(), e.to_string())),
+        Error::BodyTooLarge { limit } => Error::BodyTooLarge { limit: *limit },
     }
 }

@@ -51,6 +51,7 @@
 //! ```
 
 use axum::body::Body as AxumBody;
+use axum::extract::FromRequest;
 use axum::response::{IntoResponse, Response};
 
 use crate::sse::EventStream;
@@ -91,7 +92,7 @@ impl IntoResponse for Error {
     }
 }
 
-impl<S: Send + Sync> axum::extract::FromRequest<S> for Incoming {
+impl<S: Send + Sync> FromRequest<S> for Incoming {
     type Rejection = std::convert::Infallible;
 
     /// The request body, read with ringstream's API. axum's

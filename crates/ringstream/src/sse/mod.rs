@@ -11,7 +11,7 @@
 //!   when nothing was sent for a while, a keep-alive comment
 //!   (`: keep-alive\n\n`, every [`DEFAULT_KEEP_ALIVE`] unless configured), so
 //!   that proxies keep the connection open and a vanished client is noticed
-//!   by the failing write. [`EventStream::into_response`] (or
+//!   by the failing write. [`EventStream::into_http_response`] (or
 //!   [`sse_response`]) wraps it in a response with
 //!   `content-type: text/event-stream` and `cache-control: no-cache`.
 //! - [`Broadcaster`] fans events out: [`Broadcaster::send`] never blocks and

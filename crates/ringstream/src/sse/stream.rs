@@ -25,7 +25,7 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// Wrap `stream` in a `200 OK` response with `content-type:
 /// text/event-stream` and `cache-control: no-cache`; the same as
-/// [`EventStream::into_response`].
+/// [`EventStream::into_http_response`].
 ///
 /// # Examples
 ///

@@ -112,3 +112,31 @@ async fn the_tracing_example_logs_spans_events_and_access_lines() {
         .unwrap_or_else(|| panic!("no access line in {log}"));
     assert!(access.contains("http.response.status_code=200"), "{access}");
 }
+
+#[path = "../examples/upload.rs"]
+#[allow(dead_code)]
+mod upload;
+
+/// The upload example counts a body within its limit and refuses one over
+/// it before reading it.
+#[tokio::test]
+async fn the_upload_example_counts_within_the_limit_and_refuses_beyond() {
+    let server = start(service_fn(upload::count), upload::config()).await;
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    let mut buf = Vec::new();
+    socket
+        .write_all(b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello")
+        .await
+        .unwrap();
+    let counted = read_response(&mut socket, &mut buf, false).await;
+    assert!(counted.body.starts_with(b"5 bytes in "), "{counted:?}");
+
+    let over = format!(
+        "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n",
+        upload::MAX_UPLOAD + 1
+    );
+    socket.write_all(over.as_bytes()).await.unwrap();
+    let refused = read_response(&mut socket, &mut buf, false).await;
+    assert_eq!(refused.status, 413);
+    assert!(refused.closes());
+}

@@ -59,6 +59,10 @@ struct ServeArgs {
     /// --body-read-timeout seconds (0: no minimum).
     #[arg(long, default_value_t = 500)]
     body_min_rate: u64,
+    /// Seconds a request body may take as a whole, however fast it comes
+    /// (none by default).
+    #[arg(long)]
+    body_timeout: Option<u64>,
     /// Largest request body, in bytes (1 GiB by default): a longer one gets
     /// 413 and the connection is closed — before any of it is read when its
     /// Content-Length says so, as soon as it grows past the limit when it
@@ -112,6 +116,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             idle_timeout: Duration::from_secs(args.idle_timeout),
             body_read_timeout: Duration::from_secs(args.body_read_timeout),
             body_min_rate: args.body_min_rate,
+            body_timeout: args.body_timeout.map(Duration::from_secs),
             write_timeout: Duration::from_secs(args.write_timeout),
             shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
             access_log: !args.no_access_log,

@@ -202,6 +202,69 @@ async fn a_trickled_body_is_cut_at_the_minimum_rate() {
     assert!(started.elapsed() < Duration::from_secs(8));
 }
 
+/// A body that keeps coming fast enough for every per-read and rate check
+/// is still cut at `Config::body_timeout`: 408 and close, promptly.
+#[tokio::test]
+async fn a_body_that_never_ends_is_cut_at_the_total_deadline() {
+    let config = Config {
+        body_timeout: Some(Duration::from_millis(800)),
+        ..Config::default()
+    };
+    let service = service_fn(|req: Request<Incoming>| async move {
+        let mut body = req.into_body();
+        let mut got = 0;
+        let read = loop {
+            match body.read_partial(usize::MAX).await {
+                Ok(Some(piece)) => got += piece.len(),
+                Ok(None) => break Ok(got),
+                Err(e) => break Err(e),
+            }
+        };
+        Ok::<_, Infallible>(Response::new(format!("{read:?}")))
+    });
+    let server = start(service, config).await;
+    let socket = TcpStream::connect(server.addr).await.unwrap();
+    let (mut reader, mut writer) = socket.into_split();
+    writer
+        .write_all(b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    // 2 KB/s in chunks every 50 ms, for up to 10 s: far above the minimum
+    // rate, and never a read that waits long.
+    let feeding = tokio::spawn(async move {
+        for _ in 0..200 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let chunk = format!("64\r\n{}\r\n", "x".repeat(100));
+            if writer.write_all(chunk.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut all = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), async {
+        let mut buf = [0u8; 1024];
+        loop {
+            match tokio::io::AsyncReadExt::read(&mut reader, &mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => all.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .expect("the server answers and closes");
+    assert_eq!(
+        common::status_of(&all),
+        Some(408),
+        "{}",
+        String::from_utf8_lossy(&all)
+    );
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(700), "{took:?}");
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    feeding.abort();
+}
+
 /// A response body that sends `size` bytes every `period`, forever: a
 /// stream of events (SSE-like).
 struct Ticks {

@@ -64,6 +64,13 @@ pub struct Config {
     /// so a client trickling a byte now and then cannot hold a connection
     /// by resetting the per-read timeout. Default 500 bytes/s.
     pub body_min_rate: u64,
+    /// The longest a request body may take as a whole, from the first read
+    /// of it, however fast it arrives (as Apache's `mod_reqtimeout`
+    /// `maxtime`); past it the body fails with a timeout (408 when no
+    /// response has started) and the connection closes. Default `None`: an
+    /// upload that keeps up [`body_min_rate`](Self::body_min_rate) may take
+    /// as long as its size needs.
+    pub body_timeout: Option<Duration>,
     /// Maximum connections served at once. A client arriving at the cap
     /// takes the slot of the connection idle the longest (between
     /// requests, or connected without sending a byte), which is closed
@@ -110,6 +117,7 @@ impl Default for Config {
             idle_timeout: Duration::from_secs(60),
             body_read_timeout: Duration::from_secs(30),
             body_min_rate: 500,
+            body_timeout: None,
             max_connections: 1024,
             listen_backlog: 1024,
             drain_limit: 64 * 1024,

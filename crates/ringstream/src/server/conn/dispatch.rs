@@ -35,6 +35,8 @@ pub(super) struct BodyPump {
     min_rate: u64,
     started: Option<tokio::time::Instant>,
     received: u64,
+    /// The whole body's deadline, counted from `started`.
+    total: Option<std::time::Duration>,
 }
 
 /// A failure of the request body (framing, timeout, I/O) that ends the
@@ -65,6 +67,7 @@ where
             min_rate: self.config.body_min_rate,
             started: None,
             received: 0,
+            total: self.config.body_timeout,
         };
         if pump.complete {
             return (Incoming::empty(), pump);
@@ -140,6 +143,11 @@ impl BodyPump {
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
+        if self.total.is_some() {
+            if let Some(failure) = self.past_total() {
+                return Err(failure);
+            }
+        }
         let Some(sender) = &self.sender else {
             return Ok(false);
         };
@@ -149,7 +157,7 @@ impl BodyPump {
         if let Some(invitation) = exchange.body_wanted() {
             stream.buffer_write(invitation);
         }
-        if self.min_rate > 0 && self.started.is_none() {
+        if (self.min_rate > 0 || self.total.is_some()) && self.started.is_none() {
             self.started = Some(tokio::time::Instant::now());
         }
         match poll_body(stream, &mut self.decoder, cx) {
@@ -189,6 +197,12 @@ impl BodyPump {
                 why = "request body too slow";
             }
         }
+        if let Some(allowed) = self.total.and_then(|total| started.checked_add(total)) {
+            if allowed < deadline {
+                deadline = allowed;
+                why = "request body took too long";
+            }
+        }
         let timer = self
             .timer
             .get_or_insert_with(|| Box::pin(sleep_until(deadline)));
@@ -203,6 +217,22 @@ impl BodyPump {
             sender.shared.put(Err(Error::TimedOut(why)));
         }
         Err(BodyFailure(Error::TimedOut(why)))
+    }
+
+    /// The body's failure once it has taken longer than
+    /// [`Config::body_timeout`](crate::server::Config::body_timeout), however
+    /// fast its bytes come (checked before each read, only when set).
+    fn past_total(&mut self) -> Option<BodyFailure> {
+        let (total, started) = (self.total?, self.started?);
+        self.sender.as_ref()?;
+        if tokio::time::Instant::now().saturating_duration_since(started) < total {
+            return None;
+        }
+        const WHY: &str = "request body took too long";
+        if let Some(sender) = self.sender.take() {
+            sender.shared.put(Err(Error::TimedOut(WHY)));
+        }
+        Some(BodyFailure(Error::TimedOut(WHY)))
     }
 
     /// When the body has taken longer than the minimum rate allows (as

@@ -8,6 +8,10 @@
 //!   bulk copy-once reads and writes, and a bounded form for back-pressure.
 //! - [`h1`]: strict HTTP/1.1 framing per RFC 9112: request heads, body
 //!   framing, `Content-Length` and chunked decoders and encoders.
+//! - [`ws`]: WebSocket (RFC 6455): frame heads, masking, a decoder that
+//!   reassembles messages under size limits and validates text as UTF-8,
+//!   close codes, the writer side, and the server's handshake checks, with
+//!   its own error type mapping every violation to a close code.
 //! - [`Error`] and [`Limits`]: the one error type of this layer, and the caps
 //!   on everything a peer controls.
 //!
@@ -24,6 +28,7 @@ pub mod error;
 pub mod h1;
 pub mod limits;
 pub mod ring;
+pub mod ws;
 
 pub use error::Error;
 pub use limits::Limits;

@@ -74,6 +74,10 @@ pub enum Error {
         /// The most the reader would buffer, in bytes.
         limit: u64,
     },
+    /// The WebSocket peer broke RFC 6455; carries the core's verdict, whose
+    /// [`close_code`](ringstream_core::ws::Error::close_code) the
+    /// connection was closed with.
+    WebSocket(ringstream_core::ws::Error),
 }
 
 impl Error {
@@ -118,6 +122,7 @@ impl Error {
     /// | `Closed` | [`NotConnected`](io::ErrorKind::NotConnected) |
     /// | `User(_)` | [`Other`](io::ErrorKind::Other) |
     /// | `NotBuffered { .. }` | [`InvalidInput`](io::ErrorKind::InvalidInput) |
+    /// | `WebSocket(_)` | [`InvalidData`](io::ErrorKind::InvalidData) |
     ///
     /// # Examples
     ///
@@ -141,6 +146,7 @@ impl Error {
             Error::Closed => io::ErrorKind::NotConnected,
             Error::User(_) => io::ErrorKind::Other,
             Error::NotBuffered { .. } => io::ErrorKind::InvalidInput,
+            Error::WebSocket(_) => io::ErrorKind::InvalidData,
         }
     }
 }
@@ -160,6 +166,7 @@ impl fmt::Display for Error {
             Error::BodyTooLarge { limit } => {
                 write!(f, "body longer than the {limit} bytes its reader buffers")
             }
+            Error::WebSocket(e) => write!(f, "websocket protocol error: {e}"),
         }
     }
 }
@@ -169,6 +176,7 @@ impl std::error::Error for Error {
         match self {
             Error::Io(e) => Some(e),
             Error::Protocol(e) => Some(e),
+            Error::WebSocket(e) => Some(e),
             Error::User(e) => Some(&**e),
             _ => None,
         }

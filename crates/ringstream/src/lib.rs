@@ -63,6 +63,7 @@ pub mod server;
 pub mod sse;
 pub mod stream;
 mod wake;
+pub mod ws;
 
 pub use body::Incoming;
 pub use error::{BoxError, Error};

@@ -39,17 +39,26 @@ impl<T: AsyncRead + AsyncWrite + Send + Unpin> UpgradedIo for T {}
 /// passed; [`stopping`](Self::stopping) tells when the graceful shutdown
 /// begins, so that the protocol can close in its own way first.
 pub struct Upgraded {
-    stream: Stream<CutOff>,
+    stream: Stream<Io>,
     stop: watch::Receiver<bool>,
-    /// Dropped with the `Upgraded`: tells the connection's task that its
-    /// slot is free.
-    _done: oneshot::Sender<()>,
 }
 
 impl Upgraded {
     /// The upgraded connection as a [`Stream`].
-    pub fn stream(&mut self) -> &mut Stream<impl AsyncRead + AsyncWrite + Send + Unpin> {
+    pub fn stream(&mut self) -> &mut Stream<Io> {
         &mut self.stream
+    }
+
+    /// The stream alone, for a protocol that does not need to hear the
+    /// graceful shutdown. The connection's slot is given back when it is
+    /// dropped.
+    pub fn into_stream(self) -> Stream<Io> {
+        self.stream
+    }
+
+    /// The stream and the server's stop signal.
+    pub(crate) fn into_parts(self) -> (Stream<Io>, watch::Receiver<bool>) {
+        (self.stream, self.stop)
     }
 
     /// Whether the server has begun a graceful shutdown.
@@ -200,12 +209,12 @@ impl Pending {
         let cut = Arc::new(Cut::default());
         let (done, released) = oneshot::channel();
         let upgraded = Upgraded {
-            stream: stream.map_io(|io| CutOff {
+            stream: stream.map_io(|io| Io {
                 io,
                 cut: cut.clone(),
+                _done: done,
             }),
             stop,
-            _done: done,
         };
         self.sender.send(upgraded).ok()?;
         Some(Hold { released, cut })
@@ -271,13 +280,26 @@ impl Cut {
     }
 }
 
-/// An upgraded transport that fails once cut off.
-struct CutOff {
+/// The transport of an upgraded connection: the connection's own, boxed.
+/// Its reads and writes fail once the server's shutdown deadline has
+/// passed; dropping it gives the connection's slot back.
+pub struct Io {
     io: Box<dyn UpgradedIo>,
     cut: Arc<Cut>,
+    /// Dropped with the transport: tells the connection's task that its
+    /// slot is free.
+    _done: oneshot::Sender<()>,
 }
 
-impl AsyncRead for CutOff {
+impl fmt::Debug for Io {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Io")
+            .field("cut_off", &self.cut.done.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl AsyncRead for Io {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -288,7 +310,7 @@ impl AsyncRead for CutOff {
     }
 }
 
-impl AsyncWrite for CutOff {
+impl AsyncWrite for Io {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,

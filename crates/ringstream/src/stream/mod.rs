@@ -246,6 +246,29 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         &self.read_buf
     }
 
+    /// The unread bytes in the read buffer, to change in place (a
+    /// WebSocket unmasks its frames' payload where it lies, before handing
+    /// it out without a copy).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::Stream;
+    /// use tokio::io::AsyncWriteExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (io, mut peer) = tokio::io::duplex(64);
+    /// peer.write_all(b"abc").await.unwrap();
+    /// let mut stream = Stream::new(io);
+    /// stream.fill().await.unwrap();
+    /// stream.buffered_mut().make_ascii_uppercase();
+    /// assert_eq!(&stream.split_buffered(3)[..], b"ABC");
+    /// # });
+    /// ```
+    pub fn buffered_mut(&mut self) -> &mut [u8] {
+        &mut self.read_buf
+    }
+
     /// Drops the first `n` buffered bytes.
     ///
     /// # Panics

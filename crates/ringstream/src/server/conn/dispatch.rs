@@ -258,5 +258,6 @@ fn copy_error(e: &Error) -> Error {
         Error::User(u) => Error::User(u.to_string().into()),
         e @ Error::NotBuffered { .. } => Error::Io(io::Error::new(e.kind(), e.to_string())),
         Error::BodyTooLarge { limit } => Error::BodyTooLarge { limit: *limit },
+        Error::WebSocket(e) => Error::WebSocket(*e),
     }
 }

@@ -1,0 +1,76 @@
+//! WebSocket (RFC 6455) on ringstream's server: [`WebSocketUpgrade`]
+//! accepts the handshake, [`WebSocket`] carries the messages.
+//!
+//! The framing rules are the core's ([`ringstream_core::ws`]): this module
+//! moves bytes and awaits. A message that arrived in one frame is handed
+//! over from the connection's read block without a copy; a large message
+//! is sent with its frame head in one vectored write, without a copy.
+//!
+//! # Examples
+//!
+//! An echo service for any tower stack:
+//!
+//! ```
+//! use std::convert::Infallible;
+//! use ringstream::server::service_fn;
+//! use ringstream::ws::{Config, WebSocketUpgrade};
+//! use ringstream::Incoming;
+//!
+//! let echo = service_fn(|mut req: http::Request<Incoming>| async move {
+//!     let upgrade = match WebSocketUpgrade::from_request(&mut req) {
+//!         Ok(upgrade) => upgrade,
+//!         Err(refused) => return Ok::<_, Infallible>(refused.into_response()),
+//!     };
+//!     Ok(upgrade.on_upgrade(|mut socket| async move {
+//!         while let Ok(Some(message)) = socket.recv().await {
+//!             if message.is_data() && socket.send(message).await.is_err() {
+//!                 break;
+//!             }
+//!         }
+//!     }))
+//! });
+//! # let _ = echo;
+//! ```
+
+mod message;
+mod socket;
+mod upgrade;
+
+use std::time::Duration;
+
+pub use message::{CloseFrame, Message};
+pub use ringstream_core::ws::{CloseCode, Limits, Role};
+pub use socket::WebSocket;
+pub use upgrade::{UpgradeRefused, WebSocketUpgrade};
+
+/// The settings of a [`WebSocket`].
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ringstream::ws::Config;
+///
+/// let config = Config { idle_timeout: Some(Duration::from_secs(10)), ..Config::default() };
+/// assert_eq!(config.limits.max_message_len, 16 << 20);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// The largest message and frame taken (a larger one closes the
+    /// connection with 1009). Default 16 MiB each.
+    pub limits: Limits,
+    /// How long the connection may stay silent before it is sent a Ping;
+    /// when it stays silent as long again, it is closed
+    /// ([`Error::TimedOut`](crate::Error::TimedOut)). `None`: never.
+    /// Default 30 s.
+    pub idle_timeout: Option<Duration>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            limits: Limits::DEFAULT,
+            idle_timeout: Some(Duration::from_secs(30)),
+        }
+    }
+}

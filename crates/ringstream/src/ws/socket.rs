@@ -1,0 +1,462 @@
+//! [`WebSocket`]: messages in and out over a [`Stream`], framed by the
+//! core's codec.
+
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use ringstream_core::ws::{
+    message_head, CloseCode, ClosePayload, ControlFrame, Decoder, Event, MessageKind, Role,
+    MAX_CLOSE_REASON_LEN,
+};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::watch;
+
+use super::{CloseFrame, Config, Message};
+use crate::error::Error;
+use crate::server::upgrade::{Io, Upgraded};
+use crate::stream::Stream;
+
+/// Payloads up to this many bytes are copied into the write buffer behind
+/// their frame head; larger ones go out uncopied in one vectored write
+/// with it.
+const SMALL_PAYLOAD: usize = 4 * 1024;
+
+/// One WebSocket connection (RFC 6455): [`recv`](Self::recv) and
+/// [`send`](Self::send) whole messages, with Pings answered, the close
+/// handshake done and every protocol violation failed with its close code
+/// by the connection itself.
+///
+/// A message that arrived in one frame is handed over as `Bytes` split off
+/// the read block, without a copy (its payload is unmasked where it lies);
+/// only a fragmented message is gathered. A large payload is sent in one
+/// vectored write with its frame head, without a copy.
+///
+/// On a server, [`WebSocketUpgrade`](super::WebSocketUpgrade) makes it; it
+/// hears the server's graceful shutdown (the peer gets a Close with 1001)
+/// and holds the connection's slot under the cap until dropped.
+#[derive(Debug)]
+pub struct WebSocket<T = Io> {
+    stream: Stream<T>,
+    decoder: Decoder,
+    config: Config,
+    /// The server's stop signal, for a server-side connection.
+    stop: Option<watch::Receiver<bool>>,
+    /// The message being received.
+    incoming: Option<Incoming>,
+    /// A frame's payload of this many bytes is being read: the read buffer
+    /// is filled until it holds it whole, so that it is handed over in one
+    /// piece.
+    want: usize,
+    /// A Close was sent.
+    close_sent: bool,
+    /// The peer's Close was received, or the connection failed: nothing
+    /// more will be received.
+    done: bool,
+    /// A Ping was sent for the idle check and not answered yet.
+    ping_outstanding: bool,
+}
+
+/// A message on its way in.
+#[derive(Debug)]
+struct Incoming {
+    kind: MessageKind,
+    data: Gathered,
+}
+
+/// The data of a message so far: one piece (not copied) or several
+/// (gathered).
+#[derive(Debug)]
+enum Gathered {
+    Empty,
+    One(Bytes),
+    Many(BytesMut),
+}
+
+impl Gathered {
+    fn push(&mut self, piece: Bytes) {
+        *self = match std::mem::replace(self, Gathered::Empty) {
+            Gathered::Empty => Gathered::One(piece),
+            Gathered::One(first) => {
+                let mut many = BytesMut::with_capacity(first.len() + piece.len());
+                many.extend_from_slice(&first);
+                many.extend_from_slice(&piece);
+                Gathered::Many(many)
+            }
+            Gathered::Many(mut many) => {
+                many.extend_from_slice(&piece);
+                Gathered::Many(many)
+            }
+        };
+    }
+
+    fn into_bytes(self) -> Bytes {
+        match self {
+            Gathered::Empty => Bytes::new(),
+            Gathered::One(one) => one,
+            Gathered::Many(many) => many.freeze(),
+        }
+    }
+}
+
+impl WebSocket<Io> {
+    /// The server's side of an upgraded connection.
+    pub fn from_upgraded(upgraded: Upgraded, config: Config) -> WebSocket<Io> {
+        let (stream, stop) = upgraded.into_parts();
+        let mut socket = WebSocket::from_stream(stream, Role::Server, config);
+        socket.stop = Some(stop);
+        socket
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
+    /// A WebSocket over `stream`, whose handshake is done, for `role`'s
+    /// end (a server reads masked frames, a client unmasked ones).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::ws::{Config, Message, Role, WebSocket};
+    /// use ringstream::Stream;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (a, b) = tokio::io::duplex(4096);
+    /// let mut server = WebSocket::from_stream(Stream::new(a), Role::Server, Config::default());
+    /// let mut client = WebSocket::from_stream(Stream::new(b), Role::Client, Config::default());
+    /// client.send(Message::text("hello")).await.unwrap();
+    /// let got = server.recv().await.unwrap().unwrap();
+    /// assert_eq!(got.as_text(), Some("hello"));
+    /// # });
+    /// ```
+    pub fn from_stream(stream: Stream<T>, role: Role, config: Config) -> WebSocket<T> {
+        WebSocket {
+            stream,
+            decoder: Decoder::new(role, config.limits),
+            config,
+            stop: None,
+            incoming: None,
+            want: 0,
+            close_sent: false,
+            done: false,
+            ping_outstanding: false,
+        }
+    }
+
+    /// The next message; `None` once the connection is closed (after the
+    /// peer's Close, which is returned first as [`Message::Close`]).
+    ///
+    /// Pings are answered with a Pong here, before they are returned. A
+    /// protocol violation closes the connection with its close code (1002,
+    /// 1007 or 1009) and is returned as [`Error::WebSocket`]. A server-side
+    /// connection whose server begins to shut down sends a Close with 1001
+    /// (going away) and goes on receiving until the peer's Close.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WebSocket`] for a protocol violation, [`Error::TimedOut`]
+    /// when the peer did not answer the idle Ping within
+    /// [`Config::idle_timeout`], and I/O errors.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe while it waits for bytes: what was read stays buffered;
+    /// a message being gathered is kept.
+    pub async fn recv(&mut self) -> Result<Option<Message>, Error> {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            if self.want > 0 && self.stream.buffered().len() < self.want {
+                self.read_more().await?;
+                continue;
+            }
+            let decoded = match self.decoder.decode(self.stream.buffered_mut()) {
+                Ok(decoded) => decoded,
+                Err(e) => {
+                    self.fail(e.close_code()).await;
+                    return Err(Error::WebSocket(e));
+                }
+            };
+            let Some(event) = decoded.event else {
+                self.stream.consume(decoded.consumed);
+                self.read_more().await?;
+                continue;
+            };
+            match event {
+                Event::MessageStart { kind, len, .. } => {
+                    self.stream.consume(decoded.consumed);
+                    self.incoming = Some(Incoming {
+                        kind,
+                        data: Gathered::Empty,
+                    });
+                    // A frame's payload up to the message limit is read
+                    // whole before it is decoded, so that it is handed
+                    // over in one piece.
+                    self.want = len
+                        .and_then(|n| usize::try_from(n).ok())
+                        .filter(|&n| n <= self.config.limits.max_message_len)
+                        .unwrap_or(0);
+                }
+                Event::Data(range) => {
+                    self.want = 0;
+                    let piece = self.take(range, decoded.consumed);
+                    if let Some(incoming) = &mut self.incoming {
+                        incoming.data.push(piece);
+                    }
+                }
+                Event::MessageEnd => {
+                    self.stream.consume(decoded.consumed);
+                    self.want = 0;
+                    if let Some(Incoming { kind, data }) = self.incoming.take() {
+                        let data = data.into_bytes();
+                        return Ok(Some(match kind {
+                            MessageKind::Text => Message::Text(data),
+                            MessageKind::Binary => Message::Binary(data),
+                        }));
+                    }
+                }
+                Event::Ping(range) => {
+                    let payload = self.take(range, decoded.consumed);
+                    if !self.close_sent {
+                        if let Ok(pong) = ControlFrame::pong(&payload) {
+                            self.stream.buffer_write(pong.as_bytes());
+                            self.stream.flush().await?;
+                        }
+                    }
+                    return Ok(Some(Message::Ping(payload)));
+                }
+                Event::Pong(range) => {
+                    self.ping_outstanding = false;
+                    let payload = self.take(range, decoded.consumed);
+                    return Ok(Some(Message::Pong(payload)));
+                }
+                Event::Close { code, reason } => {
+                    let reason = self.take(reason, decoded.consumed);
+                    let reason = String::from_utf8_lossy(&reason).into_owned();
+                    self.done = true;
+                    self.incoming = None;
+                    if !self.close_sent {
+                        // Echo the code (RFC 6455 §5.5.1).
+                        let echo = code.unwrap_or(CloseCode::NORMAL);
+                        let _ = self.write_close(echo, "").await;
+                    }
+                    let _ = self.stream.close_write().await;
+                    return Ok(Some(Message::Close(
+                        code.map(|code| CloseFrame { code, reason }),
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Splits `range` of the buffered bytes off without a copy and drops
+    /// the rest of the `consumed` bytes.
+    fn take(&mut self, range: std::ops::Range<usize>, consumed: usize) -> Bytes {
+        self.stream.consume(range.start);
+        let piece = self.stream.split_buffered(range.len());
+        self.stream.consume(consumed - range.end);
+        piece
+    }
+
+    /// Reads more bytes, under the idle check and the server's shutdown.
+    async fn read_more(&mut self) -> Result<(), Error> {
+        let want = self.want;
+        loop {
+            let read = {
+                let stream = &mut self.stream;
+                let stop = match &mut self.stop {
+                    Some(stop) if !self.close_sent => Some(stop),
+                    _ => None,
+                };
+                let idle = self.config.idle_timeout;
+                let fill = std::future::poll_fn(|cx| stream.poll_fill_to(cx, want));
+                let stopping = async move {
+                    match stop {
+                        Some(stop) => {
+                            let _ = stop.wait_for(|s| *s).await;
+                        }
+                        None => std::future::pending::<()>().await,
+                    }
+                };
+                let idle = async move {
+                    match idle {
+                        Some(idle) => tokio::time::sleep(idle).await,
+                        None => std::future::pending::<()>().await,
+                    }
+                };
+                tokio::select! {
+                    read = fill => Some(read),
+                    () = stopping => None,
+                    () = idle => Some(Err(std::io::ErrorKind::TimedOut.into())),
+                }
+            };
+            match read {
+                // The server is shutting down: tell the peer, and go on
+                // reading until its Close.
+                None => {
+                    self.write_close(CloseCode::GOING_AWAY, "server shutting down")
+                        .await?;
+                }
+                Some(Ok(0)) => {
+                    self.done = true;
+                    return match self.decoder.finish_eof() {
+                        Ok(()) if self.close_sent => Ok(()),
+                        Ok(()) => Err(Error::Closed),
+                        Err(e) => Err(Error::WebSocket(e)),
+                    };
+                }
+                Some(Ok(_)) => return Ok(()),
+                Some(Err(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
+                    if self.ping_outstanding {
+                        self.done = true;
+                        return Err(Error::TimedOut("websocket ping"));
+                    }
+                    // Idle: ask the peer whether it is still there.
+                    self.ping_outstanding = true;
+                    if let Ok(ping) = ControlFrame::ping(b"") {
+                        self.stream.buffer_write(ping.as_bytes());
+                        self.stream.flush().await?;
+                    }
+                }
+                Some(Err(e)) => {
+                    self.done = true;
+                    return Err(Error::Io(e));
+                }
+            }
+        }
+    }
+
+    /// Sends `message` and flushes it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Closed`] after a Close was sent; a Ping or Pong over 125
+    /// bytes is [`Error::WebSocket`]; I/O errors.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: part of the message may have been sent.
+    pub async fn send(&mut self, message: Message) -> Result<(), Error> {
+        self.feed(message).await?;
+        self.flush().await
+    }
+
+    /// Queues `message` in the write buffer (a large payload is written at
+    /// once, with what is buffered before it); [`flush`](Self::flush)
+    /// sends the rest. Feeding several messages and flushing once sends
+    /// them in as few writes as possible.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Self::send).
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe.
+    pub async fn feed(&mut self, message: Message) -> Result<(), Error> {
+        if self.close_sent {
+            return Err(Error::Closed);
+        }
+        match message {
+            Message::Text(data) => self.feed_data(MessageKind::Text, data).await,
+            Message::Binary(data) => self.feed_data(MessageKind::Binary, data).await,
+            Message::Ping(data) => {
+                let frame = ControlFrame::ping(&data).map_err(Error::WebSocket)?;
+                self.stream.buffer_write(frame.as_bytes());
+                Ok(())
+            }
+            Message::Pong(data) => {
+                let frame = ControlFrame::pong(&data).map_err(Error::WebSocket)?;
+                self.stream.buffer_write(frame.as_bytes());
+                Ok(())
+            }
+            Message::Close(frame) => {
+                let (code, reason) = match &frame {
+                    Some(frame) => (frame.code, frame.reason.as_str()),
+                    None => (CloseCode::NORMAL, ""),
+                };
+                self.write_close(code, reason).await
+            }
+        }
+    }
+
+    async fn feed_data(&mut self, kind: MessageKind, data: Bytes) -> Result<(), Error> {
+        let head = message_head(kind, data.len() as u64);
+        self.stream.buffer_write(head.as_bytes());
+        if data.len() <= SMALL_PAYLOAD {
+            self.stream.buffer_write(&data);
+            Ok(())
+        } else {
+            self.stream.write_bytes(data).await
+        }
+    }
+
+    /// Sends what is buffered.
+    ///
+    /// # Errors
+    ///
+    /// I/O errors.
+    pub async fn flush(&mut self) -> Result<(), Error> {
+        self.stream.flush().await
+    }
+
+    /// Starts the close handshake with `code` and `reason` (cut to 123
+    /// bytes at a character boundary), then receives until the peer's
+    /// Close or the end of the connection, for at most `linger`, and closes
+    /// the connection.
+    ///
+    /// # Errors
+    ///
+    /// I/O errors while sending the Close.
+    pub async fn close(
+        &mut self,
+        code: CloseCode,
+        reason: &str,
+        linger: Duration,
+    ) -> Result<(), Error> {
+        if !self.close_sent {
+            self.write_close(code, reason).await?;
+        }
+        let _ = tokio::time::timeout(linger, async {
+            while let Ok(Some(_)) = self.recv().await {}
+        })
+        .await;
+        self.done = true;
+        let _ = self.stream.close().await;
+        Ok(())
+    }
+
+    /// Writes and flushes a Close frame (once).
+    async fn write_close(&mut self, code: CloseCode, reason: &str) -> Result<(), Error> {
+        if self.close_sent {
+            return Ok(());
+        }
+        self.close_sent = true;
+        let mut cut = reason.len().min(MAX_CLOSE_REASON_LEN);
+        while !reason.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let reason = reason.get(..cut).unwrap_or_default();
+        let payload = ClosePayload::new(code, reason).map_err(Error::WebSocket)?;
+        self.stream
+            .buffer_write(ControlFrame::close(&payload).as_bytes());
+        self.stream.flush().await
+    }
+
+    /// Fails the connection with `code` (best effort: the peer may be
+    /// gone) and closes it.
+    async fn fail(&mut self, code: CloseCode) {
+        self.done = true;
+        let _ = self.write_close(code, "").await;
+        let _ = self.stream.close().await;
+    }
+
+    /// Whether the server this connection belongs to is shutting down.
+    pub fn is_stopping(&self) -> bool {
+        self.stop.as_ref().is_some_and(|stop| *stop.borrow())
+    }
+
+    /// The stream under the WebSocket.
+    pub fn get_ref(&self) -> &Stream<T> {
+        &self.stream
+    }
+}

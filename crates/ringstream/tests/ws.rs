@@ -1,0 +1,329 @@
+//! WebSocket over a real socket: the handshake and its refusals, echo with
+//! an independent client (tokio-tungstenite), and the protocol rules with
+//! raw frames — every violation closed with its RFC 6455 code.
+
+mod common;
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use ringstream::server::{service_fn, Config};
+use ringstream::ws::{self, CloseCode, WebSocketUpgrade};
+use ringstream::Incoming;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite;
+
+/// Echoes every text and binary message; small message limit (1 KiB) and
+/// a short idle time for the tests.
+fn echo() -> impl tower_service::Service<
+    http::Request<Incoming>,
+    Response = http::Response<String>,
+    Error = Infallible,
+    Future = impl Send,
+> + Clone
+       + Send
+       + 'static {
+    service_fn(|mut req: http::Request<Incoming>| async move {
+        let upgrade = match WebSocketUpgrade::from_request(&mut req) {
+            Ok(upgrade) => upgrade,
+            Err(refused) => return Ok::<_, Infallible>(refused.into_response()),
+        };
+        let config = ws::Config {
+            limits: ws::Limits {
+                max_message_len: 1024,
+                max_frame_len: 1024,
+            },
+            idle_timeout: Some(Duration::from_millis(300)),
+        };
+        Ok(upgrade.config(config).on_upgrade(|mut socket| async move {
+            while let Ok(Some(message)) = socket.recv().await {
+                if message.is_data() && socket.send(message).await.is_err() {
+                    break;
+                }
+            }
+        }))
+    })
+}
+
+const HANDSHAKE: &[u8] =
+    b"GET /ws HTTP/1.1\r\nHost: t\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+
+/// A raw connection past the handshake.
+async fn raw(addr: std::net::SocketAddr) -> TcpStream {
+    let mut socket = TcpStream::connect(addr).await.unwrap();
+    socket.write_all(HANDSHAKE).await.unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        socket.read_exact(&mut byte).await.unwrap();
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    assert!(
+        head.starts_with("HTTP/1.1 101 Switching Protocols\r\n"),
+        "{head}"
+    );
+    assert!(
+        head.contains("sec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"),
+        "{head}"
+    );
+    assert!(head.contains("upgrade: websocket\r\n"), "{head}");
+    socket
+}
+
+/// A masked client frame.
+fn frame(first: u8, payload: &[u8]) -> Vec<u8> {
+    let key = [0x37, 0xfa, 0x21, 0x3d];
+    let mut out = vec![first];
+    match payload.len() {
+        n if n < 126 => out.push(0x80 | n as u8),
+        n if n < 65536 => {
+            out.push(0x80 | 126);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        n => {
+            out.push(0x80 | 127);
+            out.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+    }
+    out.extend_from_slice(&key);
+    out.extend(payload.iter().enumerate().map(|(i, b)| b ^ key[i % 4]));
+    out
+}
+
+/// Reads one unmasked server frame: (first byte, payload).
+async fn read_frame(socket: &mut TcpStream) -> (u8, Vec<u8>) {
+    let read = async {
+        let mut head = [0u8; 2];
+        socket.read_exact(&mut head).await.unwrap();
+        assert_eq!(head[1] & 0x80, 0, "server frames are not masked");
+        let len = match head[1] & 0x7f {
+            126 => {
+                let mut n = [0u8; 2];
+                socket.read_exact(&mut n).await.unwrap();
+                u16::from_be_bytes(n) as usize
+            }
+            127 => {
+                let mut n = [0u8; 8];
+                socket.read_exact(&mut n).await.unwrap();
+                u64::from_be_bytes(n) as usize
+            }
+            n => n as usize,
+        };
+        let mut payload = vec![0u8; len];
+        socket.read_exact(&mut payload).await.unwrap();
+        (head[0], payload)
+    };
+    tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .expect("a frame from the server")
+}
+
+/// The close code of a Close frame's payload.
+fn close_code(payload: &[u8]) -> u16 {
+    u16::from_be_bytes([payload[0], payload[1]])
+}
+
+/// After a Close, the server ends the connection.
+async fn closes(socket: &mut TcpStream) {
+    let mut rest = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), socket.read_to_end(&mut rest))
+        .await
+        .expect("the server closes")
+        .ok();
+}
+
+#[tokio::test]
+async fn an_independent_client_gets_its_messages_echoed() {
+    let server = common::start(echo(), Config::default()).await;
+    let url = format!("ws://{}/ws", server.addr);
+    let tcp = TcpStream::connect(server.addr).await.unwrap();
+    let (mut client, response) = tokio_tungstenite::client_async(url, tcp).await.unwrap();
+    assert_eq!(response.status(), 101);
+
+    client
+        .send(tungstenite::Message::text("hello"))
+        .await
+        .unwrap();
+    let text = client.next().await.unwrap().unwrap();
+    assert_eq!(text.into_text().unwrap().as_str(), "hello");
+
+    let blob: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
+    client
+        .send(tungstenite::Message::binary(blob.clone()))
+        .await
+        .unwrap();
+    let binary = client.next().await.unwrap().unwrap();
+    assert_eq!(binary.into_data().as_ref(), &blob[..]);
+
+    client.close(None).await.unwrap();
+    // The server answers the Close and ends the connection.
+    while let Some(Ok(message)) = client.next().await {
+        assert!(message.is_close(), "{message:?}");
+    }
+}
+
+#[tokio::test]
+async fn fragments_pings_and_the_close_handshake_follow_rfc_6455() {
+    let server = common::start(echo(), Config::default()).await;
+    let mut socket = raw(server.addr).await;
+    // A text message in three fragments, a Ping between them.
+    let mut wire = frame(0x01, b"hel");
+    wire.extend(frame(0x89, b"are you there"));
+    wire.extend(frame(0x00, b"lo, "));
+    wire.extend(frame(0x80, "wörld".as_bytes()));
+    socket.write_all(&wire).await.unwrap();
+    let (first, pong) = read_frame(&mut socket).await;
+    assert_eq!((first, &pong[..]), (0x8a, &b"are you there"[..]));
+    let (first, echo) = read_frame(&mut socket).await;
+    assert_eq!(first, 0x81);
+    assert_eq!(echo, "hello, wörld".as_bytes());
+
+    // Close with a code and reason: the server echoes the code and closes.
+    let mut close = 1000u16.to_be_bytes().to_vec();
+    close.extend_from_slice(b"done");
+    socket.write_all(&frame(0x88, &close)).await.unwrap();
+    let (first, payload) = read_frame(&mut socket).await;
+    assert_eq!(first, 0x88);
+    assert_eq!(close_code(&payload), 1000);
+    closes(&mut socket).await;
+}
+
+/// Each violation gets the close code RFC 6455 requires, then the end of
+/// the connection.
+#[tokio::test]
+async fn violations_are_closed_with_their_codes() {
+    let server = common::start(echo(), Config::default()).await;
+    let mut unmasked = vec![0x81, 0x02];
+    unmasked.extend_from_slice(b"hi");
+    let cases: Vec<(&str, Vec<u8>, u16)> = vec![
+        ("unmasked client frame", unmasked, 1002),
+        ("reserved bit without an extension", frame(0xc1, b"x"), 1002),
+        ("unknown opcode", frame(0x83, b""), 1002),
+        (
+            "control frame over 125 bytes",
+            frame(0x89, &[0u8; 126]),
+            1002,
+        ),
+        ("fragmented control frame", frame(0x09, b""), 1002),
+        ("continuation without a message", frame(0x80, b"x"), 1002),
+        ("invalid UTF-8", frame(0x81, &[0xce, 0xba, 0xff]), 1007),
+        ("message over the limit", frame(0x82, &[0u8; 2048]), 1009),
+        ("close with one byte", frame(0x88, &[3]), 1002),
+        (
+            "close with a reserved code",
+            frame(0x88, &1005u16.to_be_bytes()),
+            1002,
+        ),
+    ];
+    for (what, wire, code) in cases {
+        let mut socket = raw(server.addr).await;
+        socket.write_all(&wire).await.unwrap();
+        let (first, payload) = read_frame(&mut socket).await;
+        assert_eq!(first, 0x88, "{what}: a Close");
+        assert_eq!(close_code(&payload), code, "{what}");
+        closes(&mut socket).await;
+    }
+}
+
+#[tokio::test]
+async fn a_silent_peer_is_pinged_then_dropped() {
+    let server = common::start(echo(), Config::default()).await;
+    let mut socket = raw(server.addr).await;
+    // Idle for 300 ms: a Ping; no answer for as long again: closed.
+    let (first, payload) = read_frame(&mut socket).await;
+    assert_eq!(first, 0x89);
+    assert!(payload.is_empty());
+    closes(&mut socket).await;
+    common::poll_until(|| server.metrics.connections_open() == 0).await;
+}
+
+#[tokio::test]
+async fn shutdown_closes_websockets_with_going_away() {
+    let mut server = common::start(echo(), Config::default()).await;
+    let mut socket = raw(server.addr).await;
+    socket.write_all(&frame(0x81, b"ping me")).await.unwrap();
+    read_frame(&mut socket).await;
+    let stopping = server.begin_shutdown();
+    let (first, payload) = read_frame(&mut socket).await;
+    assert_eq!(first, 0x88);
+    assert_eq!(close_code(&payload), CloseCode::GOING_AWAY.0);
+    // The client answers; the server ends the connection and stops.
+    socket
+        .write_all(&frame(0x88, &1001u16.to_be_bytes()))
+        .await
+        .unwrap();
+    closes(&mut socket).await;
+    tokio::time::timeout(Duration::from_secs(10), stopping)
+        .await
+        .expect("the server stops once its websockets closed")
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn handshakes_that_are_not_websocket_ones_are_refused() {
+    let server = common::start(echo(), Config::default()).await;
+    let old = String::from_utf8(HANDSHAKE.to_vec())
+        .unwrap()
+        .replace("Version: 13", "Version: 8");
+    let cases: Vec<(String, u16)> = vec![
+        (old, 426),
+        (
+            String::from_utf8(HANDSHAKE.to_vec())
+                .unwrap()
+                .replace("dGhlIHNhbXBsZSBub25jZQ==", "short"),
+            400,
+        ),
+        (
+            String::from_utf8(HANDSHAKE.to_vec())
+                .unwrap()
+                .replace("GET", "POST"),
+            405,
+        ),
+        ("GET /ws HTTP/1.1\r\nHost: t\r\n\r\n".to_string(), 426),
+    ];
+    for (request, status) in cases {
+        let mut socket = TcpStream::connect(server.addr).await.unwrap();
+        socket.write_all(request.as_bytes()).await.unwrap();
+        let mut buf = Vec::new();
+        let response = common::read_response(&mut socket, &mut buf, false).await;
+        assert_eq!(response.status, status, "{request}");
+        if status == 426 && request.contains("Version: 8") {
+            assert_eq!(response.header("sec-websocket-version"), Some("13"));
+        }
+    }
+}
+
+/// A message far larger than a read block arrives in many reads and is
+/// still one message; one within a block comes back whole.
+#[tokio::test]
+async fn large_messages_cross_read_blocks() {
+    let service = service_fn(|mut req: http::Request<Incoming>| async move {
+        let upgrade = WebSocketUpgrade::from_request(&mut req).unwrap();
+        Ok::<_, Infallible>(upgrade.on_upgrade(|mut socket| async move {
+            while let Ok(Some(message)) = socket.recv().await {
+                if message.is_data() {
+                    let _ = socket.send(message).await;
+                }
+            }
+        }))
+    });
+    let server = common::start(service, Config::default()).await;
+    let url = format!("ws://{}/ws", server.addr);
+    let tcp = TcpStream::connect(server.addr).await.unwrap();
+    let (mut client, _) = tokio_tungstenite::client_async(url, tcp).await.unwrap();
+    for size in [64usize, 16 * 1024, 1024 * 1024] {
+        let blob: Vec<u8> = (0..size).map(|i| (i % 253) as u8).collect();
+        client
+            .send(tungstenite::Message::binary(blob.clone()))
+            .await
+            .unwrap();
+        let back = client.next().await.unwrap().unwrap().into_data();
+        assert_eq!(back.len(), size);
+        assert!(back.as_ref() == &blob[..], "{size} bytes differ");
+    }
+}

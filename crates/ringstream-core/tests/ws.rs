@@ -428,6 +428,17 @@ fn close_may_cut_a_fragmented_message_short() {
     let outcome = every_split(&Decoder::server(), &wire);
     assert_eq!(outcome.items, [Item::Close(Some((1000, String::new())))]);
     assert!(!outcome.in_message);
+    let mut decoder = Decoder::server();
+    let mut wire = wire;
+    let mut input = &mut wire[..];
+    while let Ok(decoded) = decoder.decode(input) {
+        if decoded.event.is_none() {
+            break;
+        }
+        input = &mut input[decoded.consumed..];
+    }
+    assert!(decoder.is_closed());
+    assert!(!decoder.in_message());
 }
 
 #[test]

@@ -512,6 +512,8 @@ impl Decoder {
                     Err(e) => return Err(self.fail(e)),
                 };
                 self.state = State::Closed;
+                // A message cut short by the Close is over too.
+                self.message = None;
                 let reason = if code.is_some() { start + 2 } else { end };
                 Event::Close {
                     code,

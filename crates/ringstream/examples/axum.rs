@@ -10,6 +10,7 @@
 //! curl -d 'echo me' http://127.0.0.1:3000/echo
 //! curl http://127.0.0.1:3000/whoami
 //! printf 'one\ntwo\nthree\n' | curl --data-binary @- http://127.0.0.1:3000/lines
+//! websocat ws://127.0.0.1:3000/ws/echo
 //! ```
 //!
 //! Needs the `axum` feature (on for the workspace's tests and examples).
@@ -45,6 +46,18 @@ async fn lines(mut body: Incoming) -> Result<ResponseStream, ringstream::Error> 
     Ok(out)
 }
 
+/// A WebSocket echo, with ringstream's `WebSocketUpgrade` as the extractor
+/// (it works as axum's own does).
+async fn ws_echo(ws: ringstream::ws::WebSocketUpgrade) -> http::Response<String> {
+    ws.on_upgrade(|mut socket| async move {
+        while let Ok(Some(message)) = socket.recv().await {
+            if message.is_data() && socket.send(message).await.is_err() {
+                break;
+            }
+        }
+    })
+}
+
 /// Three events, as an `EventStream` returned directly.
 async fn ticks() -> EventStream {
     let events = Broadcaster::new(8, OverflowPolicy::DropOldest);
@@ -69,6 +82,7 @@ pub fn router() -> Router {
             post(lines).layer(DefaultBodyLimit::max(1024 * 1024)),
         )
         .route("/events", get(ticks))
+        .route("/ws/echo", get(ws_echo))
         .route(
             "/hello/{name}",
             get(|Path(name): Path<String>| async move { format!("hello, {name}\n") }),

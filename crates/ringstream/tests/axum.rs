@@ -138,3 +138,31 @@ async fn ringstream_bodies_are_axum_responses() {
     assert_eq!(echo.status, 200);
     assert_eq!(echo.body, b"hello");
 }
+
+/// ringstream's `WebSocketUpgrade` is an axum extractor: an independent
+/// client's messages come back.
+#[tokio::test]
+async fn a_websocket_route_in_an_axum_router_echoes() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+
+    let server = start(example::router(), Config::default()).await;
+    let tcp = TcpStream::connect(server.addr).await.unwrap();
+    let url = format!("ws://{}/ws/echo", server.addr);
+    let (mut client, response) = tokio_tungstenite::client_async(url, tcp).await.unwrap();
+    assert_eq!(response.status(), 101);
+    client.send(Message::text("over axum")).await.unwrap();
+    let back = client.next().await.unwrap().unwrap();
+    assert_eq!(back.into_text().unwrap().as_str(), "over axum");
+    client.close(None).await.unwrap();
+
+    // A plain GET to the route is refused by the extractor.
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    let mut buf = Vec::new();
+    socket
+        .write_all(b"GET /ws/echo HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let refused = read_response(&mut socket, &mut buf, false).await;
+    assert_eq!(refused.status, 426);
+}

@@ -36,6 +36,7 @@ fn echo() -> impl tower_service::Service<
                 max_frame_len: 1024,
             },
             idle_timeout: Some(Duration::from_millis(300)),
+            write_timeout: Some(Duration::from_millis(300)),
         };
         Ok(upgrade.config(config).on_upgrade(|mut socket| async move {
             while let Ok(Some(message)) = socket.recv().await {
@@ -326,4 +327,43 @@ async fn large_messages_cross_read_blocks() {
         assert_eq!(back.len(), size);
         assert!(back.as_ref() == &blob[..], "{size} bytes differ");
     }
+}
+
+/// A client that stops reading cannot hold the server's task: the send
+/// that cannot complete fails at the write timeout and the connection ends.
+#[tokio::test]
+async fn a_client_that_stops_reading_is_given_up_at_the_write_timeout() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let service = service_fn(move |mut req: http::Request<Incoming>| {
+        let tx = tx.clone();
+        async move {
+            let upgrade = WebSocketUpgrade::from_request(&mut req).unwrap();
+            let config = ws::Config {
+                write_timeout: Some(Duration::from_millis(300)),
+                ..ws::Config::default()
+            };
+            Ok::<_, Infallible>(upgrade.config(config).on_upgrade(move |mut socket| async move {
+                let blob = bytes::Bytes::from(vec![7u8; 1 << 20]);
+                let mut sent = 0u32;
+                let failure = loop {
+                    match socket.send(ws::Message::Binary(blob.clone())).await {
+                        Ok(()) => sent += 1,
+                        Err(e) => break e,
+                    }
+                    if sent > 10_000 {
+                        panic!("the client never stopped taking bytes");
+                    }
+                };
+                let _ = tx.send((sent, failure.to_string()));
+            }))
+        }
+    });
+    let server = common::start(service, Config::default()).await;
+    let _socket = raw(server.addr).await;
+    let (sent, failure) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+        .await
+        .expect("the send fails")
+        .unwrap();
+    assert!(failure.contains("websocket write timed out"), "{failure} after {sent}");
+    common::poll_until(|| server.metrics.connections_open() == 0).await;
 }

@@ -64,6 +64,12 @@ pub struct Config {
     /// ([`Error::TimedOut`](crate::Error::TimedOut)). `None`: never.
     /// Default 30 s.
     pub idle_timeout: Option<Duration>,
+    /// How long one [`send`](WebSocket::send) or
+    /// [`flush`](WebSocket::flush) may wait for the peer to take its bytes
+    /// (a peer that stopped reading); past it the send fails with
+    /// [`Error::TimedOut`](crate::Error::TimedOut) and the connection is
+    /// given up. `None`: no limit. Default 30 s.
+    pub write_timeout: Option<Duration>,
 }
 
 impl Default for Config {
@@ -71,6 +77,7 @@ impl Default for Config {
         Config {
             limits: Limits::DEFAULT,
             idle_timeout: Some(Duration::from_secs(30)),
+            write_timeout: Some(Duration::from_secs(30)),
         }
     }
 }

@@ -1,6 +1,9 @@
 //! [`WebSocket`]: messages in and out over a [`Stream`], framed by the
 //! core's codec.
 
+use std::future::{poll_fn, Future};
+use std::pin::{pin, Pin};
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -10,6 +13,7 @@ use ringstream_core::ws::{
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
+use tokio::time::Sleep;
 
 use super::{CloseFrame, Config, Message};
 use crate::error::Error;
@@ -54,6 +58,9 @@ pub struct WebSocket<T = Io> {
     done: bool,
     /// A Ping was sent for the idle check and not answered yet.
     ping_outstanding: bool,
+    /// The deadline of a write that could not complete at once, kept for
+    /// the next one.
+    write_timer: Option<Pin<Box<Sleep>>>,
 }
 
 /// A message on its way in.
@@ -138,6 +145,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             close_sent: false,
             done: false,
             ping_outstanding: false,
+            write_timer: None,
         }
     }
 
@@ -327,17 +335,32 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
 
     /// Sends `message` and flushes it.
     ///
+    /// A peer that does not take it within [`Config::write_timeout`] (one
+    /// that stopped reading) fails the send and the connection: a slow
+    /// client never holds its task, its slot or its buffers for longer.
+    ///
     /// # Errors
     ///
     /// [`Error::Closed`] after a Close was sent; a Ping or Pong over 125
-    /// bytes is [`Error::WebSocket`]; I/O errors.
+    /// bytes is [`Error::WebSocket`]; [`Error::TimedOut`] at the write
+    /// timeout; I/O errors.
     ///
     /// # Cancel safety
     ///
     /// Not cancel safe: part of the message may have been sent.
     pub async fn send(&mut self, message: Message) -> Result<(), Error> {
-        self.feed(message).await?;
-        self.flush().await
+        let mut timer = self.write_timer.take();
+        let limit = self.config.write_timeout;
+        let sent = bounded(&mut timer, limit, async {
+            self.feed(message).await?;
+            self.stream.flush().await
+        })
+        .await;
+        self.write_timer = timer;
+        if sent.is_err() {
+            self.done = true;
+        }
+        sent
     }
 
     /// Queues `message` in the write buffer (a large payload is written at
@@ -394,9 +417,14 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     ///
     /// # Errors
     ///
-    /// I/O errors.
+    /// I/O errors; [`Error::TimedOut`] when the peer takes nothing for
+    /// [`Config::write_timeout`].
     pub async fn flush(&mut self) -> Result<(), Error> {
-        self.stream.flush().await
+        let mut timer = self.write_timer.take();
+        let limit = self.config.write_timeout;
+        let flushed = bounded(&mut timer, limit, self.stream.flush()).await;
+        self.write_timer = timer;
+        flushed
     }
 
     /// Starts the close handshake with `code` and `reason` (cut to 123
@@ -459,4 +487,38 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     pub fn get_ref(&self) -> &Stream<T> {
         &self.stream
     }
+}
+
+/// Runs `write`; when it cannot complete at once, for at most `limit`. The
+/// timer is made (and kept in `timer`) only for a write that has to wait,
+/// so a write that completes at once costs no timer.
+async fn bounded<F>(
+    timer: &mut Option<Pin<Box<Sleep>>>,
+    limit: Option<Duration>,
+    write: F,
+) -> Result<(), Error>
+where
+    F: Future<Output = Result<(), Error>>,
+{
+    let mut write = pin!(write);
+    let mut armed = false;
+    poll_fn(|cx| {
+        if let Poll::Ready(done) = write.as_mut().poll(cx) {
+            return Poll::Ready(done);
+        }
+        let Some(limit) = limit else {
+            return Poll::Pending;
+        };
+        let deadline = tokio::time::Instant::now() + limit;
+        let sleep = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        if !armed {
+            armed = true;
+            sleep.as_mut().reset(deadline);
+        }
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(Error::TimedOut("websocket write"))),
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
 }

@@ -246,6 +246,35 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         &self.read_buf
     }
 
+    /// Gives back the read block when nothing is left unread in it, and the
+    /// write buffer when nothing is waiting to go out: a connection that
+    /// goes idle holds neither. The next read or write allocates anew (a
+    /// read block still shared with `Bytes` handed out lives on with them).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::Stream;
+    /// use tokio::io::AsyncWriteExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (io, mut peer) = tokio::io::duplex(64);
+    /// peer.write_all(b"abc").await.unwrap();
+    /// let mut stream = Stream::new(io);
+    /// stream.fill().await.unwrap();
+    /// stream.consume(3);
+    /// stream.release_idle_buffers();
+    /// assert!(stream.buffered().is_empty());
+    /// # });
+    /// ```
+    pub fn release_idle_buffers(&mut self) {
+        self.release_read_block();
+        if self.pending_write_len() == 0 && self.write_buf.capacity() > 0 {
+            self.write_buf = Vec::new();
+            self.write_pos = 0;
+        }
+    }
+
     /// The unread bytes in the read buffer, to change in place (a
     /// WebSocket unmasks its frames' payload where it lies, before handing
     /// it out without a copy).

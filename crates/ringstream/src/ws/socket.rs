@@ -276,7 +276,17 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
                     _ => None,
                 };
                 let idle = self.config.idle_timeout;
-                let fill = std::future::poll_fn(|cx| stream.poll_fill_to(cx, want));
+                // A connection with nothing buffered that has to wait for
+                // its peer holds no read block or write buffer meanwhile.
+                let mut first = true;
+                let fill = std::future::poll_fn(|cx| {
+                    let polled = stream.poll_fill_to(cx, want);
+                    if first && polled.is_pending() && stream.buffered().is_empty() {
+                        stream.release_idle_buffers();
+                    }
+                    first = false;
+                    polled
+                });
                 let stopping = async move {
                     match stop {
                         Some(stop) => {

@@ -334,8 +334,58 @@ async fn large_messages_cross_read_blocks() {
 #[tokio::test]
 async fn a_client_that_stops_reading_is_given_up_at_the_write_timeout() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let service =
+        service_fn(move |mut req: http::Request<Incoming>| {
+            let tx = tx.clone();
+            async move {
+                let upgrade = WebSocketUpgrade::from_request(&mut req).unwrap();
+                let config = ws::Config {
+                    write_timeout: Some(Duration::from_millis(300)),
+                    ..ws::Config::default()
+                };
+                Ok::<_, Infallible>(upgrade.config(config).on_upgrade(
+                    move |mut socket| async move {
+                        let blob = bytes::Bytes::from(vec![7u8; 1 << 20]);
+                        let mut sent = 0u32;
+                        let failure = loop {
+                            match socket.send(ws::Message::Binary(blob.clone())).await {
+                                Ok(()) => sent += 1,
+                                Err(e) => break e,
+                            }
+                            if sent > 10_000 {
+                                panic!("the client never stopped taking bytes");
+                            }
+                        };
+                        let _ = tx.send((sent, failure.to_string()));
+                    },
+                ))
+            }
+        });
+    let server = common::start(service, Config::default()).await;
+    let _socket = raw(server.addr).await;
+    let (sent, failure) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+        .await
+        .expect("the send fails")
+        .unwrap();
+    assert!(
+        failure.contains("websocket write timed out"),
+        "{failure} after {sent}"
+    );
+    common::poll_until(|| server.metrics.connections_open() == 0).await;
+}
+
+/// One broadcast reaches every reading client in order, encoded once;
+/// clients that never read are given up at the write timeout, without
+/// holding the others back.
+#[tokio::test]
+async fn a_broadcast_reaches_readers_and_drops_clients_that_never_read() {
+    use ringstream::sse::OverflowPolicy;
+    use ringstream::ws::Broadcaster;
+
+    let broadcaster = Broadcaster::new(512, OverflowPolicy::DropOldest);
+    let hub = broadcaster.clone();
     let service = service_fn(move |mut req: http::Request<Incoming>| {
-        let tx = tx.clone();
+        let hub = hub.clone();
         async move {
             let upgrade = WebSocketUpgrade::from_request(&mut req).unwrap();
             let config = ws::Config {
@@ -343,27 +393,83 @@ async fn a_client_that_stops_reading_is_given_up_at_the_write_timeout() {
                 ..ws::Config::default()
             };
             Ok::<_, Infallible>(upgrade.config(config).on_upgrade(move |mut socket| async move {
-                let blob = bytes::Bytes::from(vec![7u8; 1 << 20]);
-                let mut sent = 0u32;
-                let failure = loop {
-                    match socket.send(ws::Message::Binary(blob.clone())).await {
-                        Ok(()) => sent += 1,
-                        Err(e) => break e,
+                let mut subscription = hub.subscribe();
+                loop {
+                    tokio::select! {
+                        frame = subscription.recv() => match frame {
+                            Some(frame) => {
+                                if socket.send_frame(&frame).await.is_err() {
+                                    break;
+                                }
+                            }
+                            None => {
+                                let _ = socket
+                                    .close(CloseCode::NORMAL, "done", Duration::from_secs(1))
+                                    .await;
+                                break;
+                            }
+                        },
+                        message = socket.recv() => if !matches!(message, Ok(Some(_))) { break },
                     }
-                    if sent > 10_000 {
-                        panic!("the client never stopped taking bytes");
-                    }
-                };
-                let _ = tx.send((sent, failure.to_string()));
+                }
             }))
         }
     });
     let server = common::start(service, Config::default()).await;
-    let _socket = raw(server.addr).await;
-    let (sent, failure) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
-        .await
-        .expect("the send fails")
-        .unwrap();
-    assert!(failure.contains("websocket write timed out"), "{failure} after {sent}");
-    common::poll_until(|| server.metrics.connections_open() == 0).await;
+    let mut readers = Vec::new();
+    for _ in 0..8 {
+        let tcp = TcpStream::connect(server.addr).await.unwrap();
+        let url = format!("ws://{}/ws", server.addr);
+        let (client, _) = tokio_tungstenite::client_async(url, tcp).await.unwrap();
+        readers.push(client);
+    }
+    let mut silent = Vec::new();
+    for _ in 0..5 {
+        silent.push(raw(server.addr).await);
+    }
+    common::poll_until(|| broadcaster.subscriber_count() == 13).await;
+    // Every reader reads as the messages come.
+    let readers: Vec<_> = readers
+        .into_iter()
+        .map(|mut reader| {
+            tokio::spawn(async move {
+                let mut next = 0u32;
+                while let Some(Ok(message)) = reader.next().await {
+                    if message.is_close() {
+                        break;
+                    }
+                    let data = message.into_data();
+                    assert_eq!(data.len(), 64 * 1024);
+                    assert_eq!(
+                        u32::from_be_bytes([data[0], data[1], data[2], data[3]]),
+                        next
+                    );
+                    next += 1;
+                }
+                next
+            })
+        })
+        .collect();
+
+    let payload = vec![b'x'; 64 * 1024];
+    let count = 300;
+    for i in 0..count {
+        let mut data = payload.clone();
+        data[..4].copy_from_slice(&(i as u32).to_be_bytes());
+        broadcaster.send(&ws::Message::binary(data));
+        tokio::task::yield_now().await;
+    }
+    // The silent clients (19 MiB each, never read) are given up while
+    // the readers go on.
+    common::poll_until(|| broadcaster.subscriber_count() <= 8).await;
+    broadcaster.close();
+    for reader in readers {
+        assert_eq!(
+            reader.await.unwrap(),
+            count as u32,
+            "a reader missed messages"
+        );
+    }
+    common::poll_until(|| broadcaster.subscriber_count() == 0).await;
+    drop(silent);
 }

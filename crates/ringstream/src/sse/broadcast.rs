@@ -132,7 +132,7 @@ impl Broadcaster {
         self
     }
 
-    fn shared(&self) -> &Arc<Shared> {
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.owner.0
     }
 

@@ -396,6 +396,12 @@ impl EncodedEvent {
     pub fn into_bytes(self) -> Bytes {
         self.bytes
     }
+
+    /// Bytes encoded by another protocol (a WebSocket frame), carried
+    /// through the same fan-out.
+    pub(crate) fn raw(bytes: Bytes) -> EncodedEvent {
+        EncodedEvent { id: None, bytes }
+    }
 }
 
 impl From<Event> for EncodedEvent {

@@ -89,8 +89,8 @@
 
 mod broadcast;
 mod event;
-mod stream;
-mod subscription;
+pub(crate) mod stream;
+pub(crate) mod subscription;
 
 pub use broadcast::{Broadcaster, OverflowPolicy, SubscriberStats};
 pub use event::{last_event_id, EncodedEvent, Event, InvalidField, LAST_EVENT_ID};

@@ -87,7 +87,7 @@ enum Source {
 }
 
 /// What a source yields when polled.
-pub(super) enum Next {
+pub(crate) enum Next {
     /// An event's wire bytes.
     Event(Bytes),
     /// The client skipped this many events; the next event follows.

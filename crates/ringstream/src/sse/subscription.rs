@@ -1,6 +1,9 @@
-//! The broadcaster's shared state: one ring of encoded events, each
-//! subscriber's cursor into it, and the [`Subscription`] through which an
-//! [`EventStream`](super::EventStream) reads its events.
+//! The fan-out core of the broadcasters: one ring of encoded messages
+//! (server-sent events, or WebSocket frames for
+//! [`ws::Broadcaster`](crate::ws::Broadcaster)), each subscriber's cursor
+//! into it, and the [`Subscription`] through which an
+//! [`EventStream`](super::EventStream) or a WebSocket reads them: one
+//! encoding for any number of clients, and memory bounded by the ring.
 //!
 //! Sequence numbers count every event ever sent; the ring holds the newest
 //! `capacity` of them. A subscriber's cursor is the sequence number of the
@@ -17,7 +20,7 @@ use super::stream::Next;
 use super::{EncodedEvent, OverflowPolicy, SubscriberStats};
 
 /// What the clones of a broadcaster and its subscriptions share.
-pub(super) struct Shared {
+pub(crate) struct Shared {
     /// The number of events retained (at least one).
     pub(super) capacity: usize,
     /// What happens to a subscriber that falls behind.
@@ -272,7 +275,7 @@ impl Cursor {
 }
 
 /// One client's cursor into a broadcaster's ring.
-pub(super) struct Subscription {
+pub(crate) struct Subscription {
     shared: Arc<Shared>,
     key: u64,
     report_drops: bool,
@@ -281,7 +284,7 @@ pub(super) struct Subscription {
 impl Subscription {
     /// Subscribe to `shared`, resuming after `last_event_id` when that event
     /// is retained; with `report_drops`, skipped events are reported.
-    pub(super) fn new(
+    pub(crate) fn new(
         shared: Arc<Shared>,
         last_event_id: Option<&str>,
         report_drops: bool,
@@ -305,7 +308,7 @@ impl Subscription {
 
     /// The next event, a drop report, or the end; pending (with the waker
     /// kept for the next send) when the subscriber has taken every event.
-    pub(super) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Next> {
+    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Next> {
         let mut guard = self.shared.lock();
         let state = &mut *guard;
         let oldest = state.oldest_seq();

@@ -32,12 +32,14 @@
 //! # let _ = echo;
 //! ```
 
+mod broadcast;
 mod message;
 mod socket;
 mod upgrade;
 
 use std::time::Duration;
 
+pub use broadcast::{Broadcaster, Frame, Subscription};
 pub use message::{CloseFrame, Message};
 pub use ringstream_core::ws::{CloseCode, Limits, Role};
 pub use socket::WebSocket;

@@ -412,6 +412,36 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
         }
     }
 
+    /// Sends a frame encoded once for many clients (see
+    /// [`Broadcaster`](super::Broadcaster)), under the write timeout as
+    /// [`send`](Self::send).
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Self::send).
+    pub async fn send_frame(&mut self, frame: &super::Frame) -> Result<(), Error> {
+        if self.close_sent {
+            return Err(Error::Closed);
+        }
+        let mut timer = self.write_timer.take();
+        let limit = self.config.write_timeout;
+        let bytes = frame.0.clone();
+        let sent = bounded(&mut timer, limit, async {
+            if bytes.len() <= SMALL_PAYLOAD {
+                self.stream.buffer_write(&bytes);
+            } else {
+                self.stream.write_bytes(bytes).await?;
+            }
+            self.stream.flush().await
+        })
+        .await;
+        self.write_timer = timer;
+        if sent.is_err() {
+            self.done = true;
+        }
+        sent
+    }
+
     async fn feed_data(&mut self, kind: MessageKind, data: Bytes) -> Result<(), Error> {
         let head = message_head(kind, data.len() as u64);
         self.stream.buffer_write(head.as_bytes());

@@ -473,3 +473,48 @@ async fn a_broadcast_reaches_readers_and_drops_clients_that_never_read() {
     common::poll_until(|| broadcaster.subscriber_count() == 0).await;
     drop(silent);
 }
+
+/// `WebSocket` is a `Stream` of messages and a `Sink` of them: split into
+/// halves, one task forwards what the other receives, large payloads
+/// included.
+#[tokio::test]
+async fn a_websocket_is_a_stream_and_a_sink_and_splits_into_halves() {
+    use ringstream::ws::{Message, Role, WebSocket};
+    use ringstream::Stream;
+
+    let (a, b) = tokio::io::duplex(64 * 1024);
+    let server = WebSocket::from_stream(Stream::new(a), Role::Server, ws::Config::default());
+    let (sink, stream) = futures_util::StreamExt::split(server);
+    let echo = tokio::spawn(async move {
+        let echoed = futures_util::StreamExt::filter(stream, |m| {
+            std::future::ready(m.as_ref().is_ok_and(Message::is_data))
+        });
+        futures_util::StreamExt::forward(echoed, sink).await
+    });
+
+    // The client side masks its frames; the codec's client role reads the
+    // server's unmasked ones.
+    let mut client = WebSocket::from_stream(Stream::new(b), Role::Client, ws::Config::default());
+    for size in [5usize, 100 * 1024] {
+        let payload = vec![b'z'; size];
+        send_masked(&mut client, &payload).await;
+        match client.recv().await.unwrap().unwrap() {
+            Message::Binary(back) => assert_eq!(back.len(), size),
+            other => panic!("{other:?}"),
+        }
+    }
+    drop(client);
+    let _ = echo.await;
+}
+
+/// Sends one masked binary frame from a client-role socket's stream (the
+/// library's own sends are unmasked, as a server's are).
+async fn send_masked<T>(client: &mut ringstream::ws::WebSocket<T>, payload: &[u8])
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let frame = frame(0x82, payload);
+    let stream = client.get_mut();
+    stream.write_all(&frame).await.unwrap();
+    stream.flush().await.unwrap();
+}

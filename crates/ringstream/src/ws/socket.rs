@@ -3,7 +3,7 @@
 
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
-use std::task::Poll;
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -38,7 +38,6 @@ const SMALL_PAYLOAD: usize = 4 * 1024;
 /// On a server, [`WebSocketUpgrade`](super::WebSocketUpgrade) makes it; it
 /// hears the server's graceful shutdown (the peer gets a Close with 1001)
 /// and holds the connection's slot under the cap until dropped.
-#[derive(Debug)]
 pub struct WebSocket<T = Io> {
     stream: Stream<T>,
     decoder: Decoder,
@@ -61,6 +60,26 @@ pub struct WebSocket<T = Io> {
     /// The deadline of a write that could not complete at once, kept for
     /// the next one.
     write_timer: Option<Pin<Box<Sleep>>>,
+    /// The idle check's timer, and when the current wait for the peer
+    /// began.
+    idle_timer: Option<Pin<Box<Sleep>>>,
+    idle_since: Option<tokio::time::Instant>,
+    /// Completes when the server begins to shut down (server side only).
+    stopping: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    /// What the receive side returns last, once its Close went out.
+    last: Option<Last>,
+    /// A large payload given to the `Sink` side, and how much of it is
+    /// written: it goes out uncopied behind its buffered head.
+    outgoing: Option<(Bytes, usize)>,
+}
+
+/// The last thing the receive side returns.
+#[derive(Debug)]
+enum Last {
+    /// The peer's Close, echoed.
+    Message(Message),
+    /// A violation, closed with its code.
+    Error(ringstream_core::ws::Error),
 }
 
 /// A message on its way in.
@@ -105,11 +124,24 @@ impl Gathered {
     }
 }
 
+impl<T> std::fmt::Debug for WebSocket<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebSocket")
+            .field("close_sent", &self.close_sent)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
 impl WebSocket<Io> {
     /// The server's side of an upgraded connection.
     pub fn from_upgraded(upgraded: Upgraded, config: Config) -> WebSocket<Io> {
         let (stream, stop) = upgraded.into_parts();
         let mut socket = WebSocket::from_stream(stream, Role::Server, config);
+        let mut waiting = stop.clone();
+        socket.stopping = Some(Box::pin(async move {
+            let _ = waiting.wait_for(|stopping| *stopping).await;
+        }));
         socket.stop = Some(stop);
         socket
     }
@@ -117,7 +149,11 @@ impl WebSocket<Io> {
 
 impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// A WebSocket over `stream`, whose handshake is done, for `role`'s
-    /// end (a server reads masked frames, a client unmasked ones).
+    /// end (a server reads masked frames, a client unmasked ones). Frames
+    /// are sent unmasked, as a server sends them: a client-role socket
+    /// reads a server's frames, but what it sends is a server's frame too
+    /// (RFC 6455 requires a client to mask its frames), so it suits tests
+    /// and peers that accept that.
     ///
     /// # Examples
     ///
@@ -146,6 +182,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             done: false,
             ping_outstanding: false,
             write_timer: None,
+            idle_timer: None,
+            idle_since: None,
+            stopping: None,
+            last: None,
+            outgoing: None,
         }
     }
 
@@ -169,26 +210,50 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// Cancel safe while it waits for bytes: what was read stays buffered;
     /// a message being gathered is kept.
     pub async fn recv(&mut self) -> Result<Option<Message>, Error> {
+        poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// Poll form of [`recv`](Self::recv), which the
+    /// [`futures_core::Stream`] implementation uses as well.
+    ///
+    /// # Errors
+    ///
+    /// As [`recv`](Self::recv).
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<Option<Message>, Error>> {
         loop {
+            if self.last.is_some() {
+                // A Close to echo, or a violation to close with: it goes
+                // out before the message or error is returned.
+                ready!(self.stream.poll_flush_all(cx))?;
+                let _ = ready!(self.stream.poll_close_write(cx));
+                return Poll::Ready(match self.last.take() {
+                    Some(Last::Message(message)) => Ok(Some(message)),
+                    Some(Last::Error(e)) => Err(Error::WebSocket(e)),
+                    None => Ok(None),
+                });
+            }
             if self.done {
-                return Ok(None);
+                return Poll::Ready(Ok(None));
             }
             if self.want > 0 && self.stream.buffered().len() < self.want {
-                self.read_more().await?;
+                ready!(self.poll_read_more(cx))?;
                 continue;
             }
             let decoded = match self.decoder.decode(self.stream.buffered_mut()) {
                 Ok(decoded) => decoded,
                 Err(e) => {
-                    self.fail(e.close_code()).await;
-                    return Err(Error::WebSocket(e));
+                    self.done = true;
+                    self.buffer_close(e.close_code(), "");
+                    self.last = Some(Last::Error(e));
+                    continue;
                 }
             };
             let Some(event) = decoded.event else {
                 self.stream.consume(decoded.consumed);
-                self.read_more().await?;
+                ready!(self.poll_read_more(cx))?;
                 continue;
             };
+            self.idle_since = None;
             match event {
                 Event::MessageStart { kind, len, .. } => {
                     self.stream.consume(decoded.consumed);
@@ -216,41 +281,36 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
                     self.want = 0;
                     if let Some(Incoming { kind, data }) = self.incoming.take() {
                         let data = data.into_bytes();
-                        return Ok(Some(match kind {
+                        return Poll::Ready(Ok(Some(match kind {
                             MessageKind::Text => Message::Text(data),
                             MessageKind::Binary => Message::Binary(data),
-                        }));
+                        })));
                     }
                 }
                 Event::Ping(range) => {
                     let payload = self.take(range, decoded.consumed);
                     if !self.close_sent {
+                        // Sent with the next write or before the next read.
                         if let Ok(pong) = ControlFrame::pong(&payload) {
                             self.stream.buffer_write(pong.as_bytes());
-                            self.stream.flush().await?;
                         }
                     }
-                    return Ok(Some(Message::Ping(payload)));
+                    return Poll::Ready(Ok(Some(Message::Ping(payload))));
                 }
                 Event::Pong(range) => {
                     self.ping_outstanding = false;
                     let payload = self.take(range, decoded.consumed);
-                    return Ok(Some(Message::Pong(payload)));
+                    return Poll::Ready(Ok(Some(Message::Pong(payload))));
                 }
                 Event::Close { code, reason } => {
                     let reason = self.take(reason, decoded.consumed);
                     let reason = String::from_utf8_lossy(&reason).into_owned();
                     self.done = true;
                     self.incoming = None;
-                    if !self.close_sent {
-                        // Echo the code (RFC 6455 §5.5.1).
-                        let echo = code.unwrap_or(CloseCode::NORMAL);
-                        let _ = self.write_close(echo, "").await;
-                    }
-                    let _ = self.stream.close_write().await;
-                    return Ok(Some(Message::Close(
-                        code.map(|code| CloseFrame { code, reason }),
-                    )));
+                    // Echo the code (RFC 6455 §5.5.1).
+                    self.buffer_close(code.unwrap_or(CloseCode::NORMAL), "");
+                    let frame = code.map(|code| CloseFrame { code, reason });
+                    self.last = Some(Last::Message(Message::Close(frame)));
                 }
             }
         }
@@ -266,79 +326,63 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     }
 
     /// Reads more bytes, under the idle check and the server's shutdown.
-    async fn read_more(&mut self) -> Result<(), Error> {
-        let want = self.want;
+    /// A connection with nothing buffered that has to wait for its peer
+    /// holds no read block or write buffer meanwhile.
+    fn poll_read_more(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         loop {
-            let read = {
-                let stream = &mut self.stream;
-                let stop = match &mut self.stop {
-                    Some(stop) if !self.close_sent => Some(stop),
-                    _ => None,
-                };
-                let idle = self.config.idle_timeout;
-                // A connection with nothing buffered that has to wait for
-                // its peer holds no read block or write buffer meanwhile.
-                let mut first = true;
-                let fill = std::future::poll_fn(|cx| {
-                    let polled = stream.poll_fill_to(cx, want);
-                    if first && polled.is_pending() && stream.buffered().is_empty() {
-                        stream.release_idle_buffers();
-                    }
-                    first = false;
-                    polled
-                });
-                let stopping = async move {
-                    match stop {
-                        Some(stop) => {
-                            let _ = stop.wait_for(|s| *s).await;
-                        }
-                        None => std::future::pending::<()>().await,
-                    }
-                };
-                let idle = async move {
-                    match idle {
-                        Some(idle) => tokio::time::sleep(idle).await,
-                        None => std::future::pending::<()>().await,
-                    }
-                };
-                tokio::select! {
-                    read = fill => Some(read),
-                    () = stopping => None,
-                    () = idle => Some(Err(std::io::ErrorKind::TimedOut.into())),
+            if let Some(stopping) = &mut self.stopping {
+                if !self.close_sent && stopping.as_mut().poll(cx).is_ready() {
+                    // The server is shutting down: tell the peer, and go on
+                    // reading until its Close.
+                    self.stopping = None;
+                    self.buffer_close(CloseCode::GOING_AWAY, "server shutting down");
                 }
-            };
-            match read {
-                // The server is shutting down: tell the peer, and go on
-                // reading until its Close.
-                None => {
-                    self.write_close(CloseCode::GOING_AWAY, "server shutting down")
-                        .await?;
-                }
-                Some(Ok(0)) => {
+            }
+            match self.stream.poll_fill_to(cx, self.want) {
+                Poll::Ready(Ok(0)) => {
                     self.done = true;
-                    return match self.decoder.finish_eof() {
+                    return Poll::Ready(match self.decoder.finish_eof() {
                         Ok(()) if self.close_sent => Ok(()),
                         Ok(()) => Err(Error::Closed),
                         Err(e) => Err(Error::WebSocket(e)),
-                    };
+                    });
                 }
-                Some(Ok(_)) => return Ok(()),
-                Some(Err(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
-                    if self.ping_outstanding {
-                        self.done = true;
-                        return Err(Error::TimedOut("websocket ping"));
-                    }
-                    // Idle: ask the peer whether it is still there.
-                    self.ping_outstanding = true;
-                    if let Ok(ping) = ControlFrame::ping(b"") {
-                        self.stream.buffer_write(ping.as_bytes());
-                        self.stream.flush().await?;
-                    }
-                }
-                Some(Err(e)) => {
+                Poll::Ready(Ok(_)) => return Poll::Ready(Ok(())),
+                Poll::Ready(Err(e)) => {
                     self.done = true;
-                    return Err(Error::Io(e));
+                    return Poll::Ready(Err(Error::Io(e)));
                 }
+                Poll::Pending => {}
+            }
+            if self.stream.buffered().is_empty() {
+                self.stream.release_idle_buffers();
+            }
+            let Some(idle) = self.config.idle_timeout else {
+                return Poll::Pending;
+            };
+            // The idle deadline is set when the wait begins, not pushed
+            // back by every message: a busy connection touches no timer.
+            let now = tokio::time::Instant::now();
+            let since = *self.idle_since.get_or_insert(now);
+            let deadline = since + idle;
+            let timer = self
+                .idle_timer
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+            if timer.deadline() != deadline {
+                timer.as_mut().reset(deadline);
+            }
+            if timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            if self.ping_outstanding {
+                self.done = true;
+                return Poll::Ready(Err(Error::TimedOut("websocket ping")));
+            }
+            // Silent for the idle time: ask whether the peer is still there.
+            self.ping_outstanding = true;
+            self.idle_since = Some(now);
+            if let Ok(ping) = ControlFrame::ping(b"") {
+                self.stream.buffer_write(ping.as_bytes());
             }
         }
     }
@@ -493,10 +537,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
         Ok(())
     }
 
-    /// Writes and flushes a Close frame (once).
-    async fn write_close(&mut self, code: CloseCode, reason: &str) -> Result<(), Error> {
+    /// Queues a Close frame (once); it goes out with the next flush.
+    fn buffer_close(&mut self, code: CloseCode, reason: &str) {
         if self.close_sent {
-            return Ok(());
+            return;
         }
         self.close_sent = true;
         let mut cut = reason.len().min(MAX_CLOSE_REASON_LEN);
@@ -504,18 +548,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             cut -= 1;
         }
         let reason = reason.get(..cut).unwrap_or_default();
-        let payload = ClosePayload::new(code, reason).map_err(Error::WebSocket)?;
+        let payload = ClosePayload::new(code, reason).unwrap_or(ClosePayload::EMPTY);
         self.stream
             .buffer_write(ControlFrame::close(&payload).as_bytes());
-        self.stream.flush().await
     }
 
-    /// Fails the connection with `code` (best effort: the peer may be
-    /// gone) and closes it.
-    async fn fail(&mut self, code: CloseCode) {
-        self.done = true;
-        let _ = self.write_close(code, "").await;
-        let _ = self.stream.close().await;
+    /// Writes and flushes a Close frame (once).
+    async fn write_close(&mut self, code: CloseCode, reason: &str) -> Result<(), Error> {
+        self.buffer_close(code, reason);
+        self.flush().await
     }
 
     /// Whether the server this connection belongs to is shutting down.
@@ -526,6 +567,12 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// The stream under the WebSocket.
     pub fn get_ref(&self) -> &Stream<T> {
         &self.stream
+    }
+
+    /// The stream under the WebSocket, mutably: bytes written to it
+    /// directly bypass the framing.
+    pub fn get_mut(&mut self) -> &mut Stream<T> {
+        &mut self.stream
     }
 }
 
@@ -561,4 +608,101 @@ where
         }
     })
     .await
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
+    /// Writes what the `Sink` side holds: a large payload, then the buffer.
+    fn poll_flush_sink(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        while let Some((payload, written)) = &mut self.outgoing {
+            let rest = payload.get(*written..).unwrap_or_default();
+            if rest.is_empty() {
+                self.outgoing = None;
+                break;
+            }
+            let slices = [std::io::IoSlice::new(rest)];
+            let n = ready!(self.stream.poll_write_unbuffered(cx, &slices))?;
+            *written += n;
+        }
+        Poll::Ready(Ok(ready!(self.stream.poll_flush_all(cx))?))
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> futures_core::Stream for WebSocket<T> {
+    type Item = Result<Message, Error>;
+
+    /// [`poll_recv`](WebSocket::poll_recv): `None` once the connection is
+    /// closed. With `futures_util::StreamExt::split` the socket splits into
+    /// a receiving and a sending half.
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().poll_recv(cx).map(Result::transpose)
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> futures_sink::Sink<Message> for WebSocket<T> {
+    type Error = Error;
+
+    fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        let this = self.get_mut();
+        if this.outgoing.is_some() {
+            ready!(this.poll_flush_sink(cx))?;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Queues `message` as [`feed`](WebSocket::feed) does; a large
+    /// payload is written by the next flush without a copy.
+    fn start_send(self: Pin<&mut Self>, message: Message) -> Result<(), Error> {
+        let this = self.get_mut();
+        if this.close_sent {
+            return Err(Error::Closed);
+        }
+        if this.outgoing.is_some() {
+            // The payload before it has not gone out: `poll_ready` first.
+            return Err(Error::Io(std::io::Error::other(
+                "start_send without poll_ready",
+            )));
+        }
+        let (kind, data) = match message {
+            Message::Text(data) => (MessageKind::Text, data),
+            Message::Binary(data) => (MessageKind::Binary, data),
+            Message::Ping(payload) => {
+                let frame = ControlFrame::ping(&payload).map_err(Error::WebSocket)?;
+                this.stream.buffer_write(frame.as_bytes());
+                return Ok(());
+            }
+            Message::Pong(payload) => {
+                let frame = ControlFrame::pong(&payload).map_err(Error::WebSocket)?;
+                this.stream.buffer_write(frame.as_bytes());
+                return Ok(());
+            }
+            Message::Close(frame) => {
+                match frame {
+                    Some(frame) => this.buffer_close(frame.code, &frame.reason),
+                    None => this.buffer_close(CloseCode::NORMAL, ""),
+                }
+                return Ok(());
+            }
+        };
+        let head = message_head(kind, data.len() as u64);
+        this.stream.buffer_write(head.as_bytes());
+        if data.len() <= SMALL_PAYLOAD {
+            this.stream.buffer_write(&data);
+        } else {
+            this.outgoing = Some((data, 0));
+        }
+        Ok(())
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        self.get_mut().poll_flush_sink(cx)
+    }
+
+    /// Sends a Close (1000) if none was sent, flushes, and ends the
+    /// sending side.
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        let this = self.get_mut();
+        this.buffer_close(CloseCode::NORMAL, "");
+        ready!(this.poll_flush_sink(cx))?;
+        Poll::Ready(Ok(ready!(this.stream.poll_close_write(cx))?))
+    }
 }

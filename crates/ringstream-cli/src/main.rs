@@ -23,7 +23,8 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Serve the demo application (live data, metrics, byte streams, echo,
-    /// upload). Logs one line per request; set RUST_LOG to change the level.
+    /// upload, WebSockets). Logs one line per request; set RUST_LOG to
+    /// change the level.
     Serve(ServeArgs),
 }
 

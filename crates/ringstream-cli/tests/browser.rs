@@ -1,9 +1,12 @@
 //! The `ringstream serve` dashboard in a real browser: Chromium, driven over
 //! the DevTools protocol by `headless_chrome`, loads the page from the real
-//! binary and must show the live counters of the `/events` stream, a drawn
-//! chart and the `/api/livedata` inverter table, with no console error,
-//! uncaught exception or failed request. The full-page screenshot it takes
-//! is kept as `target/browser/dashboard.png`.
+//! binary and must show the live counters pushed over the `/ws/live`
+//! WebSocket (its transport label saying so, its ping answered, its
+//! interval changed from the page), a drawn chart and the `/api/livedata`
+//! inverter table, with no console error, uncaught exception or failed
+//! request. A second tab, whose `WebSocket` fails to open, must fall back
+//! to the `/events` stream and show its counters. The full-page screenshot
+//! of the first tab is kept as `target/browser/dashboard.png`.
 //!
 //! The browser is `$RINGSTREAM_CHROMIUM` when set (and then nothing else),
 //! otherwise `/usr/bin/chromium` (Debian's `chromium`, which `.ci/run`
@@ -12,7 +15,7 @@
 //! stderr — unless `RINGSTREAM_REQUIRE_BROWSER=1` (as in `.ci/run`), which
 //! makes a missing browser a failure.
 //!
-//! Environment: `DASHBOARD_MIN_EVENTS=N` waits for N stats events before the
+//! Environment: `DASHBOARD_MIN_EVENTS=N` waits for N stats pushes before the
 //! screenshot (a longer chart); `RINGSTREAM_UPDATE_DOCS_SCREENSHOT=1` also
 //! copies the screenshot to `docs/dashboard.png`.
 
@@ -216,6 +219,33 @@ struct Seen {
     stats: Vec<String>,
     /// Status and URL of each response the page received.
     responses: Vec<(u32, String)>,
+    /// URL of each WebSocket the page opened.
+    websockets: Vec<String>,
+    /// Status of each WebSocket handshake's response.
+    handshakes: Vec<u32>,
+    /// Each text message received over a WebSocket, as JSON.
+    ws_received: Vec<Value>,
+    /// Each text message the page sent over a WebSocket, as JSON.
+    ws_sent: Vec<Value>,
+}
+
+impl Seen {
+    /// The `stats` of each `/ws/live` push received.
+    fn pushes(&self) -> Vec<Value> {
+        self.ws_received
+            .iter()
+            .filter(|m| m["type"] == "stats")
+            .cloned()
+            .collect()
+    }
+}
+
+/// A WebSocket frame's text payload as JSON (`Null` for another frame).
+fn frame_json(frame: &Network::WebSocketFrame) -> Value {
+    if frame.opcode != 1.0 {
+        return Value::Null;
+    }
+    serde_json::from_str(&frame.payload_data).unwrap_or(Value::Null)
 }
 
 fn on_event(seen: &Mutex<Seen>, event: &Event) {
@@ -266,6 +296,20 @@ fn on_event(seen: &Mutex<Seen>, event: &Event) {
         Event::NetworkEventSourceMessageReceived(e) if e.params.event_name == "stats" => {
             seen.stats.push(e.params.data.clone());
         }
+        Event::NetworkWebSocketCreated(e) => seen.websockets.push(e.params.url.clone()),
+        Event::NetworkWebSocketHandshakeResponseReceived(e) => {
+            seen.handshakes.push(e.params.response.status);
+        }
+        Event::NetworkWebSocketFrameReceived(e) => {
+            seen.ws_received.push(frame_json(&e.params.response));
+        }
+        Event::NetworkWebSocketFrameSent(e) => {
+            seen.ws_sent.push(frame_json(&e.params.response));
+        }
+        Event::NetworkWebSocketFrameError(e) => {
+            seen.errors
+                .push(format!("websocket frame error: {}", e.params.error_message));
+        }
         Event::InspectorTargetCrashed(_) => seen.errors.push("the page crashed".to_owned()),
         _ => {}
     }
@@ -293,6 +337,9 @@ const SNAPSHOT: &str = r##"(() => {
     title: document.title,
     status: text("status"),
     status_class: document.getElementById("status")?.className ?? null,
+    transport: text("transport"),
+    rtt: text("rtt"),
+    interval: document.getElementById("interval")?.value ?? null,
     rps: text("rps"),
     requests: text("requests"),
     connections: text("connections"),
@@ -383,6 +430,167 @@ fn full_page_screenshot(tab: &Tab) -> Vec<u8> {
         .expect("screenshot base64")
 }
 
+/// Replaces the page's `WebSocket` with one that fails to open (an error,
+/// then a close with 1006), as a browser does when a proxy or the server
+/// refuses the upgrade.
+const FAILING_WEBSOCKET: &str = r##"window.WebSocket = class extends EventTarget {
+  static CONNECTING = 0; static OPEN = 1; static CLOSING = 2; static CLOSED = 3;
+  constructor(url) {
+    super();
+    this.url = url;
+    this.readyState = 0;
+    setTimeout(() => {
+      this.readyState = 3;
+      this.dispatchEvent(new Event("error"));
+      this.dispatchEvent(new CloseEvent("close", { code: 1006, wasClean: false }));
+    }, 50);
+  }
+  send() { throw new DOMException("the WebSocket is not open", "InvalidStateError"); }
+  close() {}
+};"##;
+
+/// A tab that reports the page's console, network and WebSocket traffic
+/// into the returned `Seen`; `init_script` runs in every document before
+/// the page's own scripts.
+fn open_tab(
+    browser: &Browser,
+    wait: Duration,
+    init_script: Option<&str>,
+) -> (Arc<Tab>, Arc<Mutex<Seen>>) {
+    let tab = browser.new_tab().expect("open a tab");
+    tab.set_default_timeout(wait);
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let listener = seen.clone();
+    tab.add_event_listener(Arc::new(move |event: &Event| on_event(&listener, event)))
+        .expect("listen to the page");
+    tab.enable_runtime().expect("Runtime.enable");
+    tab.enable_log().expect("Log.enable");
+    tab.call_method(Network::Enable {
+        max_total_buffer_size: None,
+        max_resource_buffer_size: None,
+        max_post_data_size: None,
+        report_direct_socket_traffic: None,
+        enable_durable_messages: None,
+    })
+    .expect("Network.enable");
+    if let Some(source) = init_script {
+        tab.call_method(Page::AddScriptToEvaluateOnNewDocument {
+            source: source.to_owned(),
+            world_name: None,
+            include_command_line_api: None,
+            run_immediately: None,
+        })
+        .expect("Page.addScriptToEvaluateOnNewDocument");
+    }
+    (tab, seen)
+}
+
+/// Loads `url`; the document must come with `200`.
+fn load(tab: &Tab, seen: &Mutex<Seen>, url: &str) {
+    tab.navigate_to(url)
+        .and_then(|t| t.wait_until_navigated())
+        .unwrap_or_else(|e| panic!("load {url}: {e}"));
+    let document_status = seen
+        .lock()
+        .unwrap()
+        .responses
+        .iter()
+        .find(|(_, u)| u == url)
+        .map(|(s, _)| *s);
+    assert_eq!(document_status, Some(200), "GET {url}");
+}
+
+/// Waits for what the page shows whatever its transport: `live`, the
+/// counters, the inverter table and the array power.
+fn wait_for_live_page(tab: &Tab, deadline: Instant) {
+    wait_for(
+        tab,
+        deadline,
+        "#status reads `live`",
+        r##"(() => { const s = document.getElementById("status"); return s.textContent === "live" && s.className === "live"; })()"##,
+    );
+    wait_for(
+        tab,
+        deadline,
+        "the counters (#rps a number, #requests >= 1, #rss a size)",
+        r##"(() => {
+          const t = (id) => document.getElementById(id).textContent;
+          const size = /^\d+(\.\d)? (B|KiB|MiB|GiB|TiB)$/;
+          return /^\d+\.\d$/.test(t("rps")) &&
+            /^\d+$/.test(t("requests")) && Number(t("requests")) >= 1 &&
+            /^\d+$/.test(t("connections")) &&
+            size.test(t("bytes-in")) && size.test(t("bytes-out")) &&
+            size.test(t("rss")) && t("rss") !== "0 B";
+        })()"##,
+    );
+    wait_for(
+        tab,
+        deadline,
+        "the inverter table (>= 24 rows, `Inverter 01` first) and the array power",
+        r##"(() => {
+          const rows = [...document.querySelectorAll("#inverters tbody tr")];
+          return rows.length >= 24 &&
+            /^Inverter 01\b/.test(rows[0].cells[0].textContent) &&
+            rows.every((r) => /^Inverter \d{2,}\b/.test(r.cells[0].textContent) && r.cells.length === 7) &&
+            /^\d+\.\d kW$/.test(document.getElementById("total-power").textContent) &&
+            document.getElementById("inverter-count").textContent === `(${rows.length})`;
+        })()"##,
+    );
+}
+
+/// Checks that `samples` carry every counter, then waits until the page
+/// shows the request count of one of them (a newer one may be on its way).
+fn wait_for_counts_of(tab: &Tab, deadline: Instant, samples: &[Value], what: &str) {
+    for sample in samples {
+        for key in [
+            "requests",
+            "requests_per_second",
+            "bytes_in",
+            "bytes_out",
+            "connections_open",
+            "errors",
+            "rss_bytes",
+        ] {
+            assert!(
+                sample[key].is_number(),
+                "{what} without a number `{key}`: {sample}"
+            );
+        }
+    }
+    let counts: Vec<String> = samples.iter().map(|e| e["requests"].to_string()).collect();
+    wait_for(
+        tab,
+        deadline,
+        &format!("#requests showing the count of a received {what}"),
+        &format!(
+            "{}.includes(document.getElementById(\"requests\").textContent)",
+            serde_json::to_string(&counts).expect("counts as JSON")
+        ),
+    );
+}
+
+/// Waits until `seen` holds `n` items by `get`, failing at `deadline`.
+fn wait_for_seen<T>(
+    seen: &Mutex<Seen>,
+    deadline: Instant,
+    n: usize,
+    what: &str,
+    get: impl Fn(&Seen) -> Vec<T>,
+) -> Vec<T> {
+    loop {
+        let items = get(&seen.lock().unwrap());
+        if items.len() >= n {
+            return items;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {} {what} arrived in time",
+            items.len()
+        );
+        thread::sleep(Duration::from_millis(POLL_MS));
+    }
+}
+
 #[test]
 fn dashboard_shows_live_counters_chart_and_inverters_in_chromium() {
     let started = Instant::now();
@@ -408,7 +616,7 @@ fn dashboard_shows_live_counters_chart_and_inverters_in_chromium() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(2)
         .max(2);
-    // Each stats event takes a second; allow 20 s beyond those.
+    // Each stats push takes a second; allow 20 s beyond those.
     let wait = Duration::from_secs(20 + min_events as u64);
     println!("browser {}", chromium.display());
 
@@ -439,121 +647,41 @@ fn dashboard_shows_live_counters_chart_and_inverters_in_chromium() {
     let browser =
         Browser::new(options).unwrap_or_else(|e| panic!("launch {}: {e}", chromium.display()));
     let version = browser.get_version().map(|v| v.product).unwrap_or_default();
-    let tab = browser.new_tab().expect("open a tab");
-    tab.set_default_timeout(wait);
 
-    let seen = Arc::new(Mutex::new(Seen::default()));
-    let listener = seen.clone();
-    tab.add_event_listener(Arc::new(move |event: &Event| on_event(&listener, event)))
-        .expect("listen to the page");
-    tab.enable_runtime().expect("Runtime.enable");
-    tab.enable_log().expect("Log.enable");
-    tab.call_method(Network::Enable {
-        max_total_buffer_size: None,
-        max_resource_buffer_size: None,
-        max_post_data_size: None,
-        report_direct_socket_traffic: None,
-        enable_durable_messages: None,
-    })
-    .expect("Network.enable");
-
-    tab.navigate_to(&url)
-        .and_then(|t| t.wait_until_navigated())
-        .unwrap_or_else(|e| panic!("load {url}: {e}"));
+    // The page over the WebSocket.
+    let (tab, seen) = open_tab(&browser, wait, None);
+    load(&tab, &seen, &url);
     let deadline = Instant::now() + wait;
-    let document_status = seen
-        .lock()
-        .unwrap()
-        .responses
-        .iter()
-        .find(|(_, u)| *u == url)
-        .map(|(s, _)| *s);
-    assert_eq!(document_status, Some(200), "GET {url}");
-
     wait_for(
         &tab,
         deadline,
-        "#status reads `live`",
-        r##"(() => { const s = document.getElementById("status"); return s.textContent === "live" && s.className === "live"; })()"##,
+        "#transport reads `via WebSocket`",
+        r##"(() => { const t = document.getElementById("transport"); return t.textContent === "via WebSocket" && t.dataset.transport === "WebSocket"; })()"##,
     );
-    wait_for(
-        &tab,
-        deadline,
-        "the counters (#rps a number, #requests >= 1, #rss a size)",
-        r##"(() => {
-          const t = (id) => document.getElementById(id).textContent;
-          const size = /^\d+(\.\d)? (B|KiB|MiB|GiB|TiB)$/;
-          return /^\d+\.\d$/.test(t("rps")) &&
-            /^\d+$/.test(t("requests")) && Number(t("requests")) >= 1 &&
-            /^\d+$/.test(t("connections")) &&
-            size.test(t("bytes-in")) && size.test(t("bytes-out")) &&
-            size.test(t("rss")) && t("rss") !== "0 B";
-        })()"##,
-    );
-    wait_for(
-        &tab,
-        deadline,
-        "the inverter table (>= 24 rows, `Inverter 01` first) and the array power",
-        r##"(() => {
-          const rows = [...document.querySelectorAll("#inverters tbody tr")];
-          return rows.length >= 24 &&
-            /^Inverter 01\b/.test(rows[0].cells[0].textContent) &&
-            rows.every((r) => /^Inverter \d{2,}\b/.test(r.cells[0].textContent) && r.cells.length === 7) &&
-            /^\d+\.\d kW$/.test(document.getElementById("total-power").textContent) &&
-            document.getElementById("inverter-count").textContent === `(${rows.length})`;
-        })()"##,
-    );
-
-    // `min_events` stats events on the wire, then the page must show the
-    // counters of one of them (a newer one may be on its way).
-    let stats = loop {
-        let stats = seen.lock().unwrap().stats.clone();
-        if stats.len() >= min_events {
-            break stats;
-        }
+    wait_for_live_page(&tab, deadline);
+    // `min_events` pushes on the wire, then the page must show the
+    // counters of one of them.
+    let pushes = wait_for_seen(&seen, deadline, min_events, "/ws/live pushes", Seen::pushes);
+    for push in &pushes {
         assert!(
-            Instant::now() < deadline,
-            "only {} stats event(s) arrived within {} s",
-            stats.len(),
-            wait.as_secs()
+            push["live"]["power"].is_number() && push["live"]["timestamp"].is_u64(),
+            "a push without the array's totals: {push}"
         );
-        thread::sleep(Duration::from_millis(POLL_MS));
-    };
-    let events: Vec<Value> = stats
-        .iter()
-        .map(|s| serde_json::from_str(s).unwrap_or_else(|e| panic!("stats event {s}: {e}")))
-        .collect();
-    for event in &events {
-        for key in [
-            "requests",
-            "requests_per_second",
-            "bytes_in",
-            "bytes_out",
-            "connections_open",
-            "errors",
-            "rss_bytes",
-        ] {
-            assert!(
-                event[key].is_number(),
-                "stats event without a number `{key}`: {event}"
-            );
-        }
     }
-    let counts: Vec<String> = events.iter().map(|e| e["requests"].to_string()).collect();
-    wait_for(
-        &tab,
-        deadline,
-        "#requests showing the count of a received stats event",
-        &format!(
-            "{}.includes(document.getElementById(\"requests\").textContent)",
-            serde_json::to_string(&counts).expect("counts as JSON")
-        ),
-    );
+    let stats: Vec<Value> = pushes.iter().map(|p| p["stats"].clone()).collect();
+    wait_for_counts_of(&tab, deadline, &stats, "/ws/live push");
     wait_for(
         &tab,
         deadline,
         "#rps above 0 while requests are being sent",
         r##"Number(document.getElementById("rps").textContent) > 0"##,
+    );
+    // The page pings on open and shows the round trip.
+    wait_for(
+        &tab,
+        deadline,
+        "#rtt showing the ping's round trip",
+        r##"/^· ping \d+\.\d ms$/.test(document.getElementById("rtt").textContent)"##,
     );
     // With two or more points the page strokes the chart's line in its
     // accent colour.
@@ -563,24 +691,113 @@ fn dashboard_shows_live_counters_chart_and_inverters_in_chromium() {
         "the chart's line",
         &format!("{CHART_LINE_PIXELS} >= 100"),
     );
+    // A command from the page: a faster pace, answered and kept to.
+    eval(
+        &tab,
+        r##"(() => { const s = document.getElementById("interval"); s.value = "500"; s.dispatchEvent(new Event("change")); return true; })()"##,
+    );
+    wait_for_seen(&seen, deadline, 2, "pushes at the new interval", |seen| {
+        seen.pushes()
+            .into_iter()
+            .filter(|p| p["interval_ms"] == 500)
+            .collect()
+    });
     let chart_line_pixels = eval(&tab, CHART_LINE_PIXELS).as_u64().unwrap_or(0);
     let shown = eval(&tab, SNAPSHOT);
     let png = full_page_screenshot(&tab);
+
+    // The page whose WebSocket fails: server-sent events instead.
+    let (fallback_tab, fallback_seen) = open_tab(&browser, wait, Some(FAILING_WEBSOCKET));
+    load(&fallback_tab, &fallback_seen, &url);
+    let fallback_deadline = Instant::now() + wait;
+    wait_for(
+        &fallback_tab,
+        fallback_deadline,
+        "#transport reads `via SSE`",
+        r##"(() => { const t = document.getElementById("transport"); return t.textContent === "via SSE" && t.dataset.transport === "SSE"; })()"##,
+    );
+    wait_for_live_page(&fallback_tab, fallback_deadline);
+    let events = wait_for_seen(
+        &fallback_seen,
+        fallback_deadline,
+        2,
+        "/events stats events",
+        |seen| seen.stats.clone(),
+    );
+    let events: Vec<Value> = events
+        .iter()
+        .map(|s| serde_json::from_str(s).unwrap_or_else(|e| panic!("stats event {s}: {e}")))
+        .collect();
+    wait_for_counts_of(
+        &fallback_tab,
+        fallback_deadline,
+        &events,
+        "/events stats event",
+    );
+    let fallback_shown = eval(&fallback_tab, SNAPSHOT);
     let browser_secs = browser_started.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
     let _ = traffic.join();
 
     let seen = seen.lock().unwrap();
+    let fallback_seen = fallback_seen.lock().unwrap();
     println!(
-        "page shows {shown}; {} stats events, last {}; chart line {chart_line_pixels} px; {version}",
-        seen.stats.len(),
-        seen.stats.last().map_or("none", String::as_str)
+        "page shows {shown}; {} pushes, last {}; chart line {chart_line_pixels} px; {version}",
+        seen.pushes().len(),
+        seen.pushes().last().unwrap_or(&Value::Null)
+    );
+    println!(
+        "fallback page shows {fallback_shown}; {} stats events",
+        fallback_seen.stats.len()
+    );
+    for (what, seen) in [("the page", &seen), ("the fallback page", &fallback_seen)] {
+        assert!(
+            seen.errors.is_empty(),
+            "{what} reported errors: {}",
+            seen.errors.join(" | ")
+        );
+    }
+
+    // Over the WebSocket: one socket to /ws/live, opened with 101; no
+    // `/events` stream; the ping and the interval answered.
+    assert_eq!(
+        seen.websockets,
+        [format!("ws://{addr}/ws/live")],
+        "the page's WebSockets"
+    );
+    assert_eq!(seen.handshakes, [101], "the handshake's status");
+    assert!(
+        !seen.responses.iter().any(|(_, u)| u.ends_with("/events")),
+        "the page opened /events beside the WebSocket"
+    );
+    assert!(seen.stats.is_empty(), "stats events beside the WebSocket");
+    let sent_commands: Vec<&Value> = seen.ws_sent.iter().collect();
+    assert!(
+        sent_commands.iter().any(|c| c["cmd"] == "ping"),
+        "no ping sent: {sent_commands:?}"
     );
     assert!(
-        seen.errors.is_empty(),
-        "the page reported errors: {}",
-        seen.errors.join(" | ")
+        sent_commands
+            .iter()
+            .any(|c| c["cmd"] == "interval" && c["ms"] == 500),
+        "no interval sent: {sent_commands:?}"
     );
+    assert!(
+        seen.ws_received.iter().any(|m| m["type"] == "pong"),
+        "no pong received"
+    );
+    assert!(
+        seen.ws_received
+            .iter()
+            .any(|m| *m == serde_json::json!({"type": "interval", "ms": 500})),
+        "the interval was not answered"
+    );
+    assert!(
+        !seen.ws_received.iter().any(|m| m["type"] == "error"),
+        "the server answered an error"
+    );
+    assert_eq!(shown["transport"], "via WebSocket", "{shown}");
+    assert_eq!(shown["interval"], "500", "{shown}");
     assert_eq!(shown["status"], "live", "{shown}");
     assert_eq!(shown["status_class"], "live", "{shown}");
     let rows = shown["rows"].as_u64().unwrap_or(0);
@@ -608,6 +825,24 @@ fn dashboard_shows_live_counters_chart_and_inverters_in_chromium() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     assert!(requests >= 1, "{shown}");
+
+    // The fallback: no WebSocket reached the server, the counters came
+    // over `/events`.
+    assert!(
+        fallback_seen.websockets.is_empty(),
+        "{:?}",
+        fallback_seen.websockets
+    );
+    assert!(
+        fallback_seen
+            .responses
+            .iter()
+            .any(|(s, u)| *s == 200 && u.ends_with("/events")),
+        "the fallback page did not open /events"
+    );
+    assert_eq!(fallback_shown["transport"], "via SSE", "{fallback_shown}");
+    assert_eq!(fallback_shown["status"], "live", "{fallback_shown}");
+    assert_eq!(fallback_shown["rtt"], "", "{fallback_shown}");
     assert!(
         sent.load(Ordering::Relaxed) > 0,
         "the background requests all failed"

@@ -1,7 +1,8 @@
 //! The demo's answers to every method (RFC 9110 §9), over real sockets and
 //! written as raw bytes: `405` with `Allow` for a method a path does not
 //! serve, `OPTIONS` on a path and on `*`, `501` for a method the server
-//! does not recognize, `404` for a path it does not know.
+//! does not recognize, `404` for a path it does not know. The WebSockets
+//! answer `GET` only (their handshake; `tests/websocket.rs` has the rest).
 
 mod common;
 
@@ -17,6 +18,8 @@ use tokio::net::TcpStream;
 const GET_ROUTE: &str = "GET, HEAD, OPTIONS";
 /// `Allow` of the demo's `POST` routes.
 const POST_ROUTE: &str = "POST, OPTIONS";
+/// `Allow` of the demo's WebSockets.
+const WEBSOCKET_ROUTE: &str = "GET, OPTIONS";
 /// `Allow` of the demo as a whole.
 const SERVER: &str = "GET, HEAD, POST, OPTIONS";
 
@@ -370,4 +373,53 @@ async fn static_route_answers_every_method() {
     )
     .await;
     let _ = std::fs::remove_dir_all(root);
+}
+
+/// RFC 6455 §4.1: a WebSocket handshake is a `GET`, so the WebSocket
+/// routes answer `GET` alone: `HEAD` and the rest get `405` with
+/// `Allow: GET, OPTIONS`, `OPTIONS` lists those, and a plain `GET` gets
+/// the handshake's `426`.
+#[tokio::test]
+async fn websocket_routes_answer_get_only() {
+    let server = start_app(Config::default()).await;
+    expect(
+        &server,
+        &[
+            (
+                b"OPTIONS /ws/echo HTTP/1.1\r\nHost: t\r\n\r\n",
+                204,
+                Some(WEBSOCKET_ROUTE),
+            ),
+            (
+                b"OPTIONS /ws/live HTTP/1.1\r\nHost: t\r\n\r\n",
+                204,
+                Some(WEBSOCKET_ROUTE),
+            ),
+            (
+                b"HEAD /ws/live HTTP/1.1\r\nHost: t\r\n\r\n",
+                405,
+                Some(WEBSOCKET_ROUTE),
+            ),
+            (
+                b"POST /ws/echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhi",
+                405,
+                Some(WEBSOCKET_ROUTE),
+            ),
+            (
+                b"PUT /ws/live HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n",
+                405,
+                Some(WEBSOCKET_ROUTE),
+            ),
+            (
+                b"TRACE /ws/echo HTTP/1.1\r\nHost: t\r\n\r\n",
+                405,
+                Some(WEBSOCKET_ROUTE),
+            ),
+            (b"GET /ws/echo HTTP/1.1\r\nHost: t\r\n\r\n", 426, None),
+            (b"FOO /ws/echo HTTP/1.1\r\nHost: t\r\n\r\n", 501, None),
+            (b"GET /ws/nope HTTP/1.1\r\nHost: t\r\n\r\n", 404, None),
+            (b"GET /bytes/2 HTTP/1.1\r\nHost: t\r\n\r\n", 200, None),
+        ],
+    )
+    .await;
 }

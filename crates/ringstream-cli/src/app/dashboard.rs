@@ -1,5 +1,5 @@
 //! The live dashboard: the page at `/` and the once-a-second counters event
-//! stream at `/events` that it draws.
+//! stream at `/events` that it draws when it cannot use `/ws/live`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,10 +39,11 @@ pub fn resident_memory() -> u64 {
         .map_or(0, |kib| kib * 1024)
 }
 
-/// One sample of the server's counters as an SSE event `stats` with a JSON
-/// payload; `rate` is requests per second since the previous sample.
-pub fn sample(seq: u64, metrics: &Metrics, rate: f64) -> Event {
-    let data = format!(
+/// The server's counters as a JSON object; `rate` is requests per second
+/// since the previous sample. The data of an `/events` `stats` event, and
+/// the `stats` of a `/ws/live` push.
+pub fn stats_json(metrics: &Metrics, rate: f64) -> String {
+    format!(
         "{{\"requests\":{},\"requests_per_second\":{rate:.1},\"bytes_in\":{},\"bytes_out\":{},\"connections_open\":{},\"errors\":{},\"rss_bytes\":{}}}",
         metrics.requests(),
         metrics.bytes_in(),
@@ -50,8 +51,49 @@ pub fn sample(seq: u64, metrics: &Metrics, rate: f64) -> Event {
         metrics.connections_open(),
         metrics.errors(),
         resident_memory(),
-    );
-    Event::new().id(seq.to_string()).event("stats").data(data)
+    )
+}
+
+/// One sample of the server's counters as an SSE event `stats` with a JSON
+/// payload ([`stats_json`]); `rate` is requests per second since the
+/// previous sample.
+pub fn sample(seq: u64, metrics: &Metrics, rate: f64) -> Event {
+    Event::new()
+        .id(seq.to_string())
+        .event("stats")
+        .data(stats_json(metrics, rate))
+}
+
+/// Requests per second between samples of the counters.
+#[derive(Debug)]
+pub struct Rate {
+    requests: u64,
+    at: tokio::time::Instant,
+}
+
+impl Rate {
+    /// Starts counting from the counters now.
+    pub fn new(metrics: &Metrics) -> Rate {
+        Rate {
+            requests: metrics.requests(),
+            at: tokio::time::Instant::now(),
+        }
+    }
+
+    /// Requests per second since the previous call (or since
+    /// [`new`](Self::new)); 0 when less than 10 ms have passed.
+    pub fn sample(&mut self, metrics: &Metrics) -> f64 {
+        let now = tokio::time::Instant::now();
+        let secs = now.duration_since(self.at).as_secs_f64();
+        if secs < 0.01 {
+            return 0.0;
+        }
+        let requests = metrics.requests();
+        let rate = requests.saturating_sub(self.requests) as f64 / secs;
+        self.requests = requests;
+        self.at = now;
+        rate
+    }
 }
 
 /// Send a counters sample every `period` until the broadcaster is closed.
@@ -64,22 +106,16 @@ pub fn spawn_ticker(
     tokio::spawn(async move {
         let mut interval = tokio::time::interval(period);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        let mut last = metrics.requests();
-        let mut last_at = tokio::time::Instant::now();
+        let mut rate = Rate::new(&metrics);
         let mut seq = 0u64;
         loop {
             interval.tick().await;
             if events.is_closed() {
                 break;
             }
-            let now = tokio::time::Instant::now();
-            let requests = metrics.requests();
-            let secs = now.duration_since(last_at).as_secs_f64().max(1e-3);
-            let rate = (requests.saturating_sub(last)) as f64 / secs;
-            last = requests;
-            last_at = now;
+            let per_second = rate.sample(&metrics);
             seq += 1;
-            events.send(sample(seq, &metrics, rate));
+            events.send(sample(seq, &metrics, per_second));
         }
     })
 }

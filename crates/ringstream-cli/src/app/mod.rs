@@ -11,15 +11,20 @@
 //! | `GET /bytes/{n}` | `n` bytes of a fixed pattern, from one shared block (no per-request copy) |
 //! | `POST /echo` | the request body streamed back as it arrives |
 //! | `POST /upload` | the body streamed through SHA-256: `{"bytes": N, "sha256": "…"}` |
+//! | `GET /ws/echo` | a WebSocket that sends every text and binary message back ([`websocket`]) |
+//! | `GET /ws/live` | a WebSocket: the `/events` counters and the array's totals pushed once a second, commands from the page ([`websocket`]) |
 //!
-//! Every `GET` endpoint answers `HEAD` too (RFC 9110 §9.3.2). The other
-//! methods get what RFC 9110 asks for:
+//! Every `GET` endpoint but the WebSockets answers `HEAD` too (RFC 9110
+//! §9.3.2); a `GET` of a WebSocket that is no handshake gets the
+//! handshake's refusal (`426 Upgrade Required` with `Upgrade: websocket`
+//! and `Sec-WebSocket-Version: 13` when it does not ask for an upgrade).
+//! The other methods get what RFC 9110 asks for:
 //!
 //! | request | answer |
 //! |---|---|
-//! | `OPTIONS` on an endpoint | `204`, `Allow: GET, HEAD, OPTIONS` (`POST, OPTIONS` for `/echo` and `/upload`) |
+//! | `OPTIONS` on an endpoint | `204`, `Allow: GET, HEAD, OPTIONS` (`POST, OPTIONS` for `/echo` and `/upload`, `GET, OPTIONS` for `/ws/…`) |
 //! | `OPTIONS *` | `204`, `Allow: GET, HEAD, POST, OPTIONS` (the server as a whole) |
-//! | another method of RFC 9110 on an endpoint (`PUT /`, `GET /echo`, `TRACE /`, …) | `405`, with the endpoint's `Allow` |
+//! | another method of RFC 9110 on an endpoint (`PUT /`, `GET /echo`, `HEAD /ws/live`, `TRACE /`, …) | `405`, with the endpoint's `Allow` |
 //! | `CONNECT host:port` | `405`, with the server's `Allow` (the demo is no proxy) |
 //! | a method RFC 9110 does not define (`FOO`, or `get`: methods are case-sensitive) | `501`, on any path |
 //! | any other path | `404` |
@@ -61,6 +66,7 @@ mod routes;
 use routes::{refuse, Route};
 
 pub mod dashboard;
+pub mod websocket;
 
 /// Largest `/bytes/{n}`: 1 GiB.
 pub const MAX_BYTES: u64 = 1 << 30;
@@ -180,6 +186,8 @@ impl App {
             Route::Metrics => self.metrics_page(),
             Route::Bytes => bytes_page(path),
             Route::Echo => echo(req),
+            Route::WsEcho => websocket::echo(req),
+            Route::WsLive => websocket::live(req, self.clone()),
             Route::Static | Route::Upload => return Routed::Later(req),
         })
     }
@@ -330,12 +338,91 @@ fn text(status: StatusCode, message: &'static str) -> Response<AppBody> {
     )
 }
 
-/// Print the simulated installation as JSON, line by line.
-fn write_livedata<W: std::fmt::Write>(out: &mut W, unix_secs: u64) -> std::fmt::Result {
-    // The sun's height over a day, as a factor 0..1 (simulated).
+/// The sun's height over the simulated installation at `unix_secs`, as a
+/// factor 0.05..1.
+fn sun(unix_secs: u64) -> f64 {
     let day_secs = unix_secs % 86_400;
     let phase = (day_secs as f64 / 86_400.0) * std::f64::consts::TAU;
-    let sun = (-(phase.cos())).max(0.05);
+    (-(phase.cos())).max(0.05)
+}
+
+/// One simulated inverter at one moment.
+struct Inverter {
+    /// A variation of 0..0.1 between inverters and seconds.
+    jitter: f64,
+    /// AC power, W.
+    power: f64,
+    /// DC voltage of string 1, V.
+    voltage: f64,
+    /// DC current, A.
+    current: f64,
+    /// Yield today, kWh.
+    daily: f64,
+    /// Temperature, °C.
+    temp: f64,
+}
+
+impl Inverter {
+    /// Inverter `i` at `unix_secs`, under `sun`.
+    fn at(i: usize, unix_secs: u64, sun: f64) -> Inverter {
+        let jitter = (((unix_secs.wrapping_mul(31) + i as u64 * 977) % 1000) as f64) / 10_000.0;
+        let rated = 600.0 + (i % 4) as f64 * 200.0;
+        let power = rated * (sun * (0.9 + jitter)).min(1.0);
+        let voltage = 30.0 + 8.0 * sun + jitter * 10.0;
+        Inverter {
+            jitter,
+            power,
+            voltage,
+            current: power / voltage,
+            daily: power * 6.5 / 1000.0,
+            temp: 18.0 + 25.0 * sun + jitter * 40.0,
+        }
+    }
+}
+
+/// The totals of the simulated installation at one moment: what
+/// `/api/livedata` ends with, without the inverters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LiveTotals {
+    /// The moment, in unix seconds.
+    pub timestamp: u64,
+    /// AC power of the whole array, W.
+    pub power: f64,
+    /// Yield today of the whole array, kWh.
+    pub yield_day: f64,
+    /// Number of inverters.
+    pub inverters: usize,
+}
+
+impl LiveTotals {
+    /// The totals at `unix_secs`.
+    pub fn at(unix_secs: u64) -> LiveTotals {
+        let sun = sun(unix_secs);
+        let (power, yield_day) = (0..INVERTERS)
+            .map(|i| Inverter::at(i, unix_secs, sun))
+            .fold((0.0, 0.0), |(power, daily), inv| {
+                (power + inv.power, daily + inv.daily)
+            });
+        LiveTotals {
+            timestamp: unix_secs,
+            power,
+            yield_day,
+            inverters: INVERTERS,
+        }
+    }
+
+    /// As a JSON object, with the precision of `/api/livedata`'s `total`.
+    pub fn to_json(&self) -> String {
+        format!(
+            "{{\"timestamp\":{},\"power\":{:.1},\"yield_day\":{:.3},\"inverters\":{}}}",
+            self.timestamp, self.power, self.yield_day, self.inverters
+        )
+    }
+}
+
+/// Print the simulated installation as JSON, line by line.
+fn write_livedata<W: std::fmt::Write>(out: &mut W, unix_secs: u64) -> std::fmt::Result {
+    let sun = sun(unix_secs);
     writeln!(
         out,
         "{{\"site\":\"ringstream demo array\",\"timestamp\":{unix_secs},\"inverters\":["
@@ -343,13 +430,14 @@ fn write_livedata<W: std::fmt::Write>(out: &mut W, unix_secs: u64) -> std::fmt::
     let mut total_power = 0.0;
     let mut total_yield = 0.0;
     for i in 0..INVERTERS {
-        let jitter = (((unix_secs.wrapping_mul(31) + i as u64 * 977) % 1000) as f64) / 10_000.0;
-        let rated = 600.0 + (i % 4) as f64 * 200.0;
-        let power = rated * (sun * (0.9 + jitter)).min(1.0);
-        let voltage = 30.0 + 8.0 * sun + jitter * 10.0;
-        let current = power / voltage;
-        let daily = power * 6.5 / 1000.0;
-        let temp = 18.0 + 25.0 * sun + jitter * 40.0;
+        let Inverter {
+            jitter,
+            power,
+            voltage,
+            current,
+            daily,
+            temp,
+        } = Inverter::at(i, unix_secs, sun);
         total_power += power;
         total_yield += daily;
         let comma = if i + 1 == INVERTERS { "" } else { "," };
@@ -529,6 +617,8 @@ mod tests {
             assert_eq!(Route::of("/bytes/x", static_root), Some(Route::Bytes));
             assert_eq!(Route::of("/echo", static_root), Some(Route::Echo));
             assert_eq!(Route::of("/upload", static_root), Some(Route::Upload));
+            assert_eq!(Route::of("/ws/echo", static_root), Some(Route::WsEcho));
+            assert_eq!(Route::of("/ws/live", static_root), Some(Route::WsLive));
             for unknown in [
                 "",
                 "*",
@@ -537,6 +627,9 @@ mod tests {
                 "/echo/",
                 "/metrics/x",
                 "/Events",
+                "/ws",
+                "/ws/",
+                "/ws/echo/",
             ] {
                 assert_eq!(Route::of(unknown, static_root), None, "{unknown}");
             }
@@ -545,9 +638,10 @@ mod tests {
         assert_eq!(Route::of("/static/a.txt", true), Some(Route::Static));
     }
 
-    /// RFC 9110 §15.5.6 and §9.3.2: `GET` routes allow `HEAD`, `POST`
-    /// routes only `POST`, every route `OPTIONS`; and what a route
-    /// serves is exactly what its `Allow` lists (less `OPTIONS`).
+    /// RFC 9110 §15.5.6 and §9.3.2: `GET` routes allow `HEAD` (but the
+    /// WebSockets, whose handshake is a `GET`), `POST` routes only `POST`,
+    /// every route `OPTIONS`; and what a route serves is exactly what its
+    /// `Allow` lists (less `OPTIONS`).
     #[test]
     fn allow_lists_what_each_route_serves() {
         let routes = [
@@ -559,6 +653,8 @@ mod tests {
             Route::Bytes,
             Route::Echo,
             Route::Upload,
+            Route::WsEcho,
+            Route::WsLive,
         ];
         let methods = [
             Method::GET,
@@ -575,6 +671,7 @@ mod tests {
             let allow = route.allow();
             let expected = match route {
                 Route::Echo | Route::Upload => "POST, OPTIONS",
+                Route::WsEcho | Route::WsLive => "GET, OPTIONS",
                 _ => "GET, HEAD, OPTIONS",
             };
             assert_eq!(allow, expected, "{route:?}");
@@ -592,6 +689,25 @@ mod tests {
             }
         }
         assert_eq!(ALLOW_SERVER, "GET, HEAD, POST, OPTIONS");
+    }
+
+    /// `LiveTotals` are the `total` of `/api/livedata` at the same moment.
+    #[test]
+    fn live_totals_match_the_livedata_page() {
+        let app = App::new(Arc::new(Metrics::default()));
+        for t in [0, 1_750_000_000, 1_750_040_000, 1_750_043_210] {
+            let page = app.livedata_text(t);
+            let total = &page[page.rfind("\"total\":").unwrap() + "\"total\":".len()..];
+            let totals = LiveTotals::at(t);
+            let json = totals.to_json();
+            let expected = format!(
+                "{{\"power\":{:.1},\"yield_day\":{:.3},\"inverters\":90}}",
+                totals.power, totals.yield_day
+            );
+            assert!(total.starts_with(&expected), "{total} vs {expected}");
+            assert!(json.starts_with(&format!("{{\"timestamp\":{t},")), "{json}");
+            assert!(json.ends_with(&expected[1..]), "{json} vs {expected}");
+        }
     }
 
     /// RFC 9110 §9.1: the standard methods are known, names are

@@ -11,6 +11,10 @@ pub(super) const ALLOW_GET: &str = "GET, HEAD, OPTIONS";
 /// `Allow` of the routes that answer `POST`.
 pub(super) const ALLOW_POST: &str = "POST, OPTIONS";
 
+/// `Allow` of the WebSocket routes: a handshake is a `GET` (RFC 6455
+/// §4.1), and a `HEAD` could not be one.
+pub(super) const ALLOW_WEBSOCKET: &str = "GET, OPTIONS";
+
 /// `Allow` of the server as a whole (`OPTIONS *`, `CONNECT`): the union of
 /// every route's.
 pub(super) const ALLOW_SERVER: &str = "GET, HEAD, POST, OPTIONS";
@@ -35,6 +39,10 @@ pub(super) enum Route {
     Echo,
     /// `/upload`.
     Upload,
+    /// `/ws/echo`, a WebSocket.
+    WsEcho,
+    /// `/ws/live`, a WebSocket.
+    WsLive,
 }
 
 impl Route {
@@ -48,6 +56,8 @@ impl Route {
             "/metrics" => Route::Metrics,
             "/echo" => Route::Echo,
             "/upload" => Route::Upload,
+            "/ws/echo" => Route::WsEcho,
+            "/ws/live" => Route::WsLive,
             p if p.starts_with("/bytes/") => Route::Bytes,
             p if static_root && p.starts_with("/static/") => Route::Static,
             _ => return None,
@@ -59,6 +69,7 @@ impl Route {
     pub(super) fn allow(self) -> &'static str {
         match self {
             Route::Echo | Route::Upload => ALLOW_POST,
+            Route::WsEcho | Route::WsLive => ALLOW_WEBSOCKET,
             _ => ALLOW_GET,
         }
     }
@@ -68,6 +79,9 @@ impl Route {
     pub(super) fn serves(self, method: &Method) -> bool {
         match self {
             Route::Echo | Route::Upload => method == Method::POST,
+            // Any `GET`, handshake or not: one that is not gets the
+            // handshake's refusal (`426`, `400`), which names what is missing.
+            Route::WsEcho | Route::WsLive => method == Method::GET,
             _ => method == Method::GET || method == Method::HEAD,
         }
     }

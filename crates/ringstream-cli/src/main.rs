@@ -86,7 +86,10 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+            EnvFilter::try_from_default_env()
+                // The access line carries each request's fields; its span
+                // (target ringstream::request) is off unless RUST_LOG asks.
+                .unwrap_or_else(|_| EnvFilter::new("info,ringstream::request=warn")),
         )
         .with_target(false)
         // Colour only on a terminal: a log redirected to a file or a pipe

@@ -331,3 +331,29 @@ fn switching_protocols_keeps_connection_upgrade_and_ends_http() {
         String::from_utf8_lossy(&out)
     );
 }
+
+/// RFC 9110 §7.8: a response that sends `Upgrade` (a `426 Upgrade
+/// Required`) lists the `upgrade` connection option, beside the server's
+/// own `close`.
+#[test]
+fn a_426_keeps_its_upgrade_connection_option() {
+    let fields: &[(&[u8], &[u8])] = &[(b"upgrade", b"websocket"), (b"connection", b"upgrade")];
+    let mut e = exchange(b"GET /ws HTTP/1.1\r\nHost: a\r\n\r\n");
+    let (head, _) = head_of(&mut e, 426, fields, Some(0));
+    assert!(head.contains("\r\nconnection: upgrade\r\n"), "{head}");
+    assert!(head.contains("\r\nupgrade: websocket\r\n"), "{head}");
+
+    let mut e = exchange(b"GET /ws HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    let (head, _) = head_of(&mut e, 426, fields, Some(0));
+    assert!(
+        head.contains("\r\nconnection: close, upgrade\r\n"),
+        "{head}"
+    );
+
+    let mut e = exchange(b"GET /ws HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    let (head, _) = head_of(&mut e, 426, fields, Some(0));
+    assert!(
+        head.contains("\r\nconnection: keep-alive, upgrade\r\n"),
+        "{head}"
+    );
+}

@@ -293,6 +293,11 @@ async fn handshakes_that_are_not_websocket_ones_are_refused() {
         let mut buf = Vec::new();
         let response = common::read_response(&mut socket, &mut buf, false).await;
         assert_eq!(response.status, status, "{request}");
+        if status == 426 {
+            // RFC 9110 §7.8: `Upgrade` goes with the `upgrade` option.
+            assert_eq!(response.header("upgrade"), Some("websocket"));
+            assert_eq!(response.header("connection"), Some("upgrade"));
+        }
         if status == 426 && request.contains("Version: 8") {
             assert_eq!(response.header("sec-websocket-version"), Some("13"));
         }

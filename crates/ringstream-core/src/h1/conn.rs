@@ -307,6 +307,9 @@ impl Exchange {
     /// ([`after_response`](Self::after_response) says [`Next::Close`]); when
     /// a `Connection` field among `fields` lists `upgrade`, its head says
     /// `connection: upgrade` (RFC 9110 §7.8) instead of `connection: close`.
+    /// Another response whose fields list `upgrade` (a `426` with
+    /// `Upgrade`) keeps that option beside the server's own: `connection:
+    /// upgrade`, or `close, upgrade` when the connection closes.
     ///
     /// # Errors
     ///
@@ -339,14 +342,17 @@ impl Exchange {
             );
             keep_alive &= !f.requires_close();
             framing = Some(f);
-            let connection: &[u8] = if switching && seen.upgrade {
-                b"upgrade"
-            } else if !keep_alive {
-                b"close"
-            } else if version == Version::Http10 {
-                b"keep-alive"
-            } else {
-                b""
+            // A response that lists `upgrade` among its `Connection`
+            // options keeps it (RFC 9110 §7.8: a `426` or a `101` sending
+            // `Upgrade` names it there too), beside the server's own.
+            let connection: &[u8] = match (seen.upgrade, switching, keep_alive) {
+                (true, true, _) => b"upgrade",
+                (true, false, false) => b"close, upgrade",
+                (true, false, true) if version == Version::Http10 => b"keep-alive, upgrade",
+                (true, false, true) => b"upgrade",
+                (false, _, false) => b"close",
+                (false, _, true) if version == Version::Http10 => b"keep-alive",
+                (false, _, true) => b"",
             };
             (f, connection)
         })?;

@@ -75,6 +75,9 @@ impl UpgradeRefused {
             response
                 .headers_mut()
                 .insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
         }
         if self.status == StatusCode::METHOD_NOT_ALLOWED {
             response

@@ -32,12 +32,16 @@
 //! # let _ = echo;
 //! ```
 
+#[cfg(feature = "deflate")]
+mod deflate;
 mod message;
 mod socket;
 mod upgrade;
 
 use std::time::Duration;
 
+#[cfg(feature = "deflate")]
+pub use deflate::{Deflater, Inflater, DEFAULT_LEVEL, DEFLATE_TAIL};
 pub use message::{CloseFrame, Message};
 pub use ringstream_core::ws::{CloseCode, Limits, Role};
 pub use socket::WebSocket;

@@ -230,6 +230,37 @@ impl DeflateParams {
         Ok(params)
     }
 
+    /// The first valid permessage-deflate offer in a request's
+    /// `Sec-WebSocket-Extensions` values (one per field line; each a
+    /// comma-separated list), skipping other extensions and invalid offers
+    /// (RFC 7692 §7). Commas inside quoted strings do not split elements.
+    ///
+    /// [`DeflateConfig::negotiate`] is this followed by
+    /// [`DeflateConfig::accept`]; keep the offer when the settings to
+    /// answer it with are known only later.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{DeflateConfig, DeflateParams};
+    ///
+    /// let fields: [&[u8]; 1] = [b"permessage-deflate; mux, permessage-deflate; client_no_context_takeover"];
+    /// let offer = DeflateParams::first_offer(fields).expect("the second element");
+    /// assert!(offer.client_no_context_takeover);
+    /// assert!(DeflateConfig::DEFAULT.accept(&offer).server_no_context_takeover);
+    /// ```
+    pub fn first_offer<'a, I>(values: I) -> Option<DeflateParams>
+    where
+        I: IntoIterator<Item = &'a [u8]>,
+    {
+        values
+            .into_iter()
+            .flat_map(|value| Split::new(value, b','))
+            .map(<[u8]>::trim_ascii)
+            .filter(|element| !element.is_empty())
+            .find_map(|element| DeflateParams::parse(element).ok())
+    }
+
     /// The server's LZ77 window: `server_max_window_bits`, or 15 without
     /// it (clamped to 8..=15).
     pub const fn server_window_bits(&self) -> u8 {
@@ -503,8 +534,8 @@ impl DeflateConfig {
     }
 
     /// Picks the first valid permessage-deflate offer in a request's
-    /// `Sec-WebSocket-Extensions` values (one per field line; each a
-    /// comma-separated list) and returns the response to it, or `None`
+    /// `Sec-WebSocket-Extensions` values ([`DeflateParams::first_offer`])
+    /// and returns the response to it ([`accept`](Self::accept)), or `None`
     /// when there is none: the connection then runs without compression
     /// and the response names no extension.
     ///
@@ -532,13 +563,7 @@ impl DeflateConfig {
     where
         I: IntoIterator<Item = &'a [u8]>,
     {
-        values
-            .into_iter()
-            .flat_map(|value| Split::new(value, b','))
-            .map(<[u8]>::trim_ascii)
-            .filter(|element| !element.is_empty())
-            .find_map(|element| DeflateParams::parse(element).ok())
-            .map(|offer| self.accept(&offer))
+        DeflateParams::first_offer(values).map(|offer| self.accept(&offer))
     }
 }
 

@@ -37,6 +37,7 @@ fn echo() -> impl tower_service::Service<
             },
             idle_timeout: Some(Duration::from_millis(300)),
             write_timeout: Some(Duration::from_millis(300)),
+            ..ws::Config::default()
         };
         Ok(upgrade.config(config).on_upgrade(|mut socket| async move {
             while let Ok(Some(message)) = socket.recv().await {
@@ -522,4 +523,62 @@ where
     let stream = client.get_mut();
     stream.write_all(&frame).await.unwrap();
     stream.flush().await.unwrap();
+}
+
+/// permessage-deflate (RFC 7692) over a real socket: negotiated in the
+/// handshake, a compressed message inflated and echoed compressed, a short
+/// one sent as it is, and a decompression bomb closed with 1009.
+#[cfg(feature = "deflate")]
+#[tokio::test]
+async fn permessage_deflate_is_negotiated_and_used_both_ways() {
+    use ringstream::ws::{DeflateParams, Deflater, Inflater, Role};
+
+    let server = common::start(echo(), Config::default()).await;
+    let handshake = String::from_utf8(HANDSHAKE.to_vec()).unwrap().replace(
+        "\r\n\r\n",
+        "\r\nSec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n\r\n",
+    );
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    socket.write_all(handshake.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        socket.read_exact(&mut byte).await.unwrap();
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let extension = head
+        .lines()
+        .find_map(|l| l.strip_prefix("sec-websocket-extensions: "))
+        .unwrap_or_else(|| panic!("no extension accepted: {head}"));
+    assert!(extension.starts_with("permessage-deflate"), "{extension}");
+    let params = DeflateParams::parse(extension.as_bytes()).unwrap();
+
+    // RFC 7692 §7.2.3.1: "Hello" compressed, in one frame with RSV1.
+    let hello = [0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00];
+    socket.write_all(&frame(0xc1, &hello)).await.unwrap();
+    let (first, payload) = read_frame(&mut socket).await;
+    // Too short to be worth compressing on the way back.
+    assert_eq!((first, &payload[..]), (0x81, &b"Hello"[..]));
+
+    // A longer text, compressed by the client, comes back compressed.
+    let text = "ringstream streams bytes at memory speed. ".repeat(20);
+    let mut deflater = Deflater::new(&params, Role::Client);
+    let compressed = deflater.compress(text.as_bytes());
+    assert!(compressed.len() < text.len() / 4);
+    socket.write_all(&frame(0xc1, &compressed)).await.unwrap();
+    let (first, payload) = read_frame(&mut socket).await;
+    assert_eq!(first, 0xc1, "text, compressed");
+    let mut inflater = Inflater::new(&params, Role::Client, 1 << 20);
+    inflater.push(&payload).unwrap();
+    assert_eq!(&inflater.finish().unwrap()[..], text.as_bytes());
+
+    // 4 MiB of zeros in a few KiB, against the 1 KiB message limit.
+    let bomb = Deflater::new(&params, Role::Client).compress(&vec![0u8; 4 << 20]);
+    assert!(bomb.len() < 8 * 1024);
+    socket.write_all(&frame(0xc2, &bomb)).await.unwrap();
+    let (first, payload) = read_frame(&mut socket).await;
+    assert_eq!(first, 0x88);
+    assert_eq!(close_code(&payload), 1009);
+    closes(&mut socket).await;
 }

@@ -100,8 +100,13 @@ pub enum Error {
     FrameTooLarge,
     /// A message (the sum of its fragments) is longer than
     /// [`Limits::max_message_len`](crate::ws::Limits::max_message_len).
-    /// Close code 1009.
+    /// With permessage-deflate, also a message whose inflated size crosses
+    /// that limit. Close code 1009.
     MessageTooLarge,
+    /// A compressed message (permessage-deflate, RFC 7692) is not valid
+    /// DEFLATE data. Close code 1007: the payload is not consistent with
+    /// the message.
+    InvalidCompressedData,
     // ---- connection ---------------------------------------------------
     /// The connection ended before the peer's Close frame. Its close code,
     /// 1006, is what the application is told; it is never sent (RFC 6455
@@ -123,8 +128,8 @@ pub enum Error {
 
 impl Error {
     /// The close code to fail the connection with (RFC 6455 §7.4.1): 1002
-    /// for a protocol error, 1007 for a payload that is not valid UTF-8,
-    /// 1009 for a frame or message over the limits.
+    /// for a protocol error, 1007 for a payload that is not valid UTF-8 or
+    /// not valid compressed data, 1009 for a frame or message over the limits.
     ///
     /// [`UnexpectedEof`](Error::UnexpectedEof) gives 1006, which is only
     /// reported, never sent. The handshake variants give 1002, but they are
@@ -142,7 +147,9 @@ impl Error {
     /// ```
     pub const fn close_code(self) -> CloseCode {
         match self {
-            Error::InvalidUtf8 | Error::InvalidCloseReason => CloseCode::INVALID_PAYLOAD,
+            Error::InvalidUtf8 | Error::InvalidCloseReason | Error::InvalidCompressedData => {
+                CloseCode::INVALID_PAYLOAD
+            }
             Error::FrameTooLarge | Error::MessageTooLarge => CloseCode::MESSAGE_TOO_BIG,
             Error::UnexpectedEof => CloseCode::ABNORMAL,
             _ => CloseCode::PROTOCOL_ERROR,
@@ -188,6 +195,7 @@ impl Error {
             Error::InvalidUtf8 => "invalid utf-8 in text message",
             Error::FrameTooLarge => "frame too large",
             Error::MessageTooLarge => "message too large",
+            Error::InvalidCompressedData => "invalid compressed data",
             Error::UnexpectedEof => "connection closed without a close frame",
             Error::NotWebSocket => "upgrade is not to websocket",
             Error::UnsupportedVersion => "unsupported websocket version",
@@ -230,6 +238,7 @@ mod tests {
         }
         assert_eq!(Error::InvalidUtf8.close_code().as_u16(), 1007);
         assert_eq!(Error::InvalidCloseReason.close_code().as_u16(), 1007);
+        assert_eq!(Error::InvalidCompressedData.close_code().as_u16(), 1007);
         assert_eq!(Error::FrameTooLarge.close_code().as_u16(), 1009);
         assert_eq!(Error::MessageTooLarge.close_code().as_u16(), 1009);
         assert_eq!(Error::UnexpectedEof.close_code().as_u16(), 1006);

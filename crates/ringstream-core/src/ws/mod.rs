@@ -13,6 +13,9 @@
 //!   pieces split anywhere.
 //! - [`close`]: [`CloseCode`] and the Close payload ([`ClosePayload`]).
 //! - [`encode`]: the writer side, [`message_head`] and [`ControlFrame`].
+//! - [`extension`]: the negotiation of permessage-deflate (RFC 7692):
+//!   [`DeflateParams`] parsed from an offer and written as a response,
+//!   [`DeflateConfig`] choosing the offer to accept.
 //! - [`handshake`]: the server's checks of an upgrade request's WebSocket
 //!   fields and the `Sec-WebSocket-Accept` value ([`accept`]).
 //! - [`Error`]: the errors of this module, each with the close code (or,
@@ -69,6 +72,7 @@ pub mod close;
 pub mod decode;
 pub mod encode;
 pub mod error;
+pub mod extension;
 pub mod frame;
 pub mod handshake;
 pub mod mask;
@@ -78,6 +82,10 @@ pub use close::{CloseCode, ClosePayload, MAX_CLOSE_REASON_LEN};
 pub use decode::{Decoded, Decoder, Event, Limits, Role};
 pub use encode::{message_head, ControlFrame};
 pub use error::Error;
+pub use extension::{
+    DeflateConfig, DeflateHeader, DeflateParams, ParamsError, MAX_DEFLATE_HEADER_LEN,
+    MAX_WINDOW_BITS, MIN_WINDOW_BITS, PERMESSAGE_DEFLATE,
+};
 pub use frame::{
     FrameHead, FrameHeader, MessageKind, OpCode, MAX_CONTROL_FRAME_LEN, MAX_CONTROL_PAYLOAD_LEN,
     MAX_HEAD_LEN, MAX_PAYLOAD_LEN,

@@ -33,6 +33,9 @@
 //! ```
 
 mod broadcast;
+mod compression;
+#[cfg(feature = "deflate")]
+mod deflate;
 mod message;
 mod socket;
 mod upgrade;
@@ -40,8 +43,11 @@ mod upgrade;
 use std::time::Duration;
 
 pub use broadcast::{Broadcaster, Frame, Subscription};
+#[cfg(feature = "deflate")]
+pub use deflate::{Deflater, Inflater, DEFAULT_LEVEL, DEFLATE_TAIL};
 pub use message::{CloseFrame, Message};
 pub use ringstream_core::ws::{CloseCode, Limits, Role};
+pub use ringstream_core::ws::{DeflateConfig, DeflateParams};
 pub use socket::WebSocket;
 pub use upgrade::{UpgradeRefused, WebSocketUpgrade};
 
@@ -72,6 +78,12 @@ pub struct Config {
     /// [`Error::TimedOut`](crate::Error::TimedOut) and the connection is
     /// given up. `None`: no limit. Default 30 s.
     pub write_timeout: Option<Duration>,
+    /// permessage-deflate (RFC 7692), accepted when a client offers it:
+    /// what the server asks for. Needs the `deflate` feature, without
+    /// which no offer is accepted. Default: on with the feature, with
+    /// `server_no_context_takeover` (no compressor kept per connection
+    /// between messages), else `None`.
+    pub deflate: Option<DeflateConfig>,
 }
 
 impl Default for Config {
@@ -80,6 +92,11 @@ impl Default for Config {
             limits: Limits::DEFAULT,
             idle_timeout: Some(Duration::from_secs(30)),
             write_timeout: Some(Duration::from_secs(30)),
+            deflate: if compression::AVAILABLE {
+                Some(DeflateConfig::DEFAULT)
+            } else {
+                None
+            },
         }
     }
 }

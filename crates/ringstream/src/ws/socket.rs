@@ -8,14 +8,15 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use ringstream_core::ws::{
-    message_head, CloseCode, ClosePayload, ControlFrame, Decoder, Event, MessageKind, Role,
-    MAX_CLOSE_REASON_LEN,
+    message_head, CloseCode, ClosePayload, ControlFrame, Decoder, Event, FrameHead, FrameHeader,
+    MessageKind, Role, MAX_CLOSE_REASON_LEN,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio::time::Sleep;
 
-use super::{CloseFrame, Config, Message};
+use super::compression::{self, Compression};
+use super::{CloseFrame, Config, DeflateParams, Message};
 use crate::error::Error;
 use crate::server::upgrade::{Io, Upgraded};
 use crate::stream::Stream;
@@ -71,6 +72,8 @@ pub struct WebSocket<T = Io> {
     /// A large payload given to the `Sink` side, and how much of it is
     /// written: it goes out uncopied behind its buffered head.
     outgoing: Option<(Bytes, usize)>,
+    /// permessage-deflate, when negotiated.
+    compression: Option<Box<Compression>>,
 }
 
 /// The last thing the receive side returns.
@@ -87,6 +90,8 @@ enum Last {
 struct Incoming {
     kind: MessageKind,
     data: Gathered,
+    /// The message is compressed: its pieces go to the inflater.
+    compressed: bool,
 }
 
 /// The data of a message so far: one piece (not copied) or several
@@ -134,10 +139,28 @@ impl<T> std::fmt::Debug for WebSocket<T> {
 }
 
 impl WebSocket<Io> {
-    /// The server's side of an upgraded connection.
+    /// The server's side of an upgraded connection (without extensions).
     pub fn from_upgraded(upgraded: Upgraded, config: Config) -> WebSocket<Io> {
+        WebSocket::from_upgraded_with(upgraded, config, None)
+    }
+
+    /// The server's side of an upgraded connection, with permessage-deflate
+    /// when `deflate` was negotiated.
+    pub(crate) fn from_upgraded_with(
+        upgraded: Upgraded,
+        config: Config,
+        deflate: Option<DeflateParams>,
+    ) -> WebSocket<Io> {
         let (stream, stop) = upgraded.into_parts();
         let mut socket = WebSocket::from_stream(stream, Role::Server, config);
+        if let Some(compression) = compression::for_params(
+            deflate.as_ref(),
+            Role::Server,
+            config.limits.max_message_len,
+        ) {
+            socket.decoder = Decoder::new(Role::Server, config.limits).with_rsv1(true);
+            socket.compression = Some(compression);
+        }
         let mut waiting = stop.clone();
         socket.stopping = Some(Box::pin(async move {
             let _ = waiting.wait_for(|stopping| *stopping).await;
@@ -187,6 +210,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             stopping: None,
             last: None,
             outgoing: None,
+            compression: None,
         }
     }
 
@@ -242,9 +266,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             let decoded = match self.decoder.decode(self.stream.buffered_mut()) {
                 Ok(decoded) => decoded,
                 Err(e) => {
-                    self.done = true;
-                    self.buffer_close(e.close_code(), "");
-                    self.last = Some(Last::Error(e));
+                    self.fail_with(e);
                     continue;
                 }
             };
@@ -255,11 +277,21 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             };
             self.idle_since = None;
             match event {
-                Event::MessageStart { kind, len, .. } => {
+                Event::MessageStart {
+                    kind,
+                    len,
+                    compressed,
+                } => {
                     self.stream.consume(decoded.consumed);
+                    if compressed {
+                        if let Some(compression) = &mut self.compression {
+                            compression.start(kind == MessageKind::Text);
+                        }
+                    }
                     self.incoming = Some(Incoming {
                         kind,
                         data: Gathered::Empty,
+                        compressed,
                     });
                     // A frame's payload up to the message limit is read
                     // whole before it is decoded, so that it is handed
@@ -272,15 +304,40 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
                 Event::Data(range) => {
                     self.want = 0;
                     let piece = self.take(range, decoded.consumed);
-                    if let Some(incoming) = &mut self.incoming {
+                    let Some(incoming) = &mut self.incoming else {
+                        continue;
+                    };
+                    if !incoming.compressed {
                         incoming.data.push(piece);
+                        continue;
+                    }
+                    let inflated = match &mut self.compression {
+                        Some(compression) => compression.push(&piece),
+                        None => Ok(()),
+                    };
+                    if let Err(e) = inflated {
+                        self.fail_with(e);
                     }
                 }
                 Event::MessageEnd => {
                     self.stream.consume(decoded.consumed);
                     self.want = 0;
-                    if let Some(Incoming { kind, data }) = self.incoming.take() {
-                        let data = data.into_bytes();
+                    if let Some(Incoming {
+                        kind,
+                        data,
+                        compressed,
+                    }) = self.incoming.take()
+                    {
+                        let data = match (&mut self.compression, compressed) {
+                            (Some(compression), true) => match compression.finish() {
+                                Ok(data) => data,
+                                Err(e) => {
+                                    self.fail_with(e);
+                                    continue;
+                                }
+                            },
+                            _ => data.into_bytes(),
+                        };
                         return Poll::Ready(Ok(Some(match kind {
                             MessageKind::Text => Message::Text(data),
                             MessageKind::Binary => Message::Binary(data),
@@ -314,6 +371,33 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
                 }
             }
         }
+    }
+
+    /// The payload to send for a message (compressed when permessage-deflate
+    /// is on and the message is worth it) and its frame head.
+    fn frame_head(&mut self, kind: MessageKind, data: Bytes) -> (Bytes, FrameHead) {
+        match &mut self.compression {
+            Some(compression) => {
+                let (data, compressed) = compression.compress(data);
+                let head = FrameHeader::new(kind.opcode(), data.len() as u64)
+                    .with_rsv1(compressed)
+                    .encode();
+                (data, head)
+            }
+            None => {
+                let head = message_head(kind, data.len() as u64);
+                (data, head)
+            }
+        }
+    }
+
+    /// Fails the connection for `e`: its Close goes out, then the error is
+    /// returned.
+    fn fail_with(&mut self, e: ringstream_core::ws::Error) {
+        self.done = true;
+        self.incoming = None;
+        self.buffer_close(e.close_code(), "");
+        self.last = Some(Last::Error(e));
     }
 
     /// Splits `range` of the buffered bytes off without a copy and drops
@@ -487,7 +571,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     }
 
     async fn feed_data(&mut self, kind: MessageKind, data: Bytes) -> Result<(), Error> {
-        let head = message_head(kind, data.len() as u64);
+        let (data, head) = self.frame_head(kind, data);
         self.stream.buffer_write(head.as_bytes());
         if data.len() <= SMALL_PAYLOAD {
             self.stream.buffer_write(&data);
@@ -683,7 +767,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> futures_sink::Sink<Message> for WebSocke
                 return Ok(());
             }
         };
-        let head = message_head(kind, data.len() as u64);
+        let (data, head) = this.frame_head(kind, data);
         this.stream.buffer_write(head.as_bytes());
         if data.len() <= SMALL_PAYLOAD {
             this.stream.buffer_write(&data);

@@ -6,7 +6,7 @@ use std::fmt;
 use std::future::Future;
 
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
-use ringstream_core::ws::{accept, AcceptKey};
+use ringstream_core::ws::{accept, AcceptKey, DeflateParams};
 
 use super::{Config, WebSocket};
 use crate::server::upgrade::{on_upgrade, OnUpgrade};
@@ -23,6 +23,8 @@ pub struct WebSocketUpgrade {
     on_upgrade: OnUpgrade,
     accept: AcceptKey,
     config: Config,
+    /// The client's first valid permessage-deflate offer.
+    deflate_offer: Option<DeflateParams>,
 }
 
 impl fmt::Debug for WebSocketUpgrade {
@@ -109,10 +111,12 @@ impl WebSocketUpgrade {
             500,
             "the connection cannot be upgraded (not served by ringstream's server?)",
         ))?;
+        let deflate_offer = deflate_offer(request.headers());
         Ok(WebSocketUpgrade {
             on_upgrade,
             accept,
             config: Config::default(),
+            deflate_offer,
         })
     }
 
@@ -167,10 +171,18 @@ impl WebSocketUpgrade {
             on_upgrade,
             accept,
             config,
+            deflate_offer,
         } = self;
+        // permessage-deflate when offered, built in and wanted.
+        let deflate = match (super::compression::AVAILABLE, config.deflate, deflate_offer) {
+            (true, Some(ours), Some(offer)) => Some(ours.accept(&offer)),
+            _ => None,
+        };
         tokio::spawn(async move {
             match on_upgrade.await {
-                Ok(upgraded) => callback(WebSocket::from_upgraded(upgraded, config)).await,
+                Ok(upgraded) => {
+                    callback(WebSocket::from_upgraded_with(upgraded, config, deflate)).await;
+                }
                 Err(e) => tracing::debug!(error = %e, "websocket handshake not completed"),
             }
         });
@@ -181,6 +193,11 @@ impl WebSocketUpgrade {
         headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
         if let Ok(value) = HeaderValue::from_str(accept.as_str()) {
             headers.insert(header::SEC_WEBSOCKET_ACCEPT, value);
+        }
+        if let Some(params) = deflate {
+            if let Ok(value) = HeaderValue::from_str(params.to_header().as_str()) {
+                headers.insert(header::SEC_WEBSOCKET_EXTENSIONS, value);
+            }
         }
         response
     }
@@ -210,6 +227,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for WebSocketUpgrade {
             on_upgrade,
             accept,
             config: Config::default(),
+            deflate_offer: deflate_offer(&parts.headers),
         })
     }
 }
@@ -219,4 +237,14 @@ impl axum::response::IntoResponse for UpgradeRefused {
     fn into_response(self) -> axum::response::Response {
         UpgradeRefused::into_response(self).map(axum::body::Body::new)
     }
+}
+
+/// The client's first valid permessage-deflate offer, if any.
+fn deflate_offer(headers: &http::HeaderMap) -> Option<DeflateParams> {
+    DeflateParams::first_offer(
+        headers
+            .get_all(header::SEC_WEBSOCKET_EXTENSIONS)
+            .iter()
+            .map(HeaderValue::as_bytes),
+    )
 }

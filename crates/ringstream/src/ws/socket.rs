@@ -188,8 +188,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// let (a, b) = tokio::io::duplex(4096);
     /// let mut server = WebSocket::from_stream(Stream::new(a), Role::Server, Config::default());
     /// let mut client = WebSocket::from_stream(Stream::new(b), Role::Client, Config::default());
-    /// client.send(Message::text("hello")).await.unwrap();
-    /// let got = server.recv().await.unwrap().unwrap();
+    /// server.send(Message::text("hello")).await.unwrap();
+    /// let got = client.recv().await.unwrap().unwrap();
     /// assert_eq!(got.as_text(), Some("hello"));
     /// # });
     /// ```

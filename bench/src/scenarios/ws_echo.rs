@@ -18,7 +18,8 @@
 //!
 //! The client's own CPU share tells whether it limited a case: a client
 //! busy ≥ 90% of the window while the server's core is below 90% is the
-//! bottleneck, and the `bound` column and the closing line say so. The
+//! bottleneck, and the `bound` column and the closing line say so (and
+//! name the cases where both cores were saturated). The
 //! `others` column is the CPU time that everything else on the machine
 //! took during the window (from `/proc/stat`, in % of one core): on a
 //! shared machine, runs where it is high are disturbed, and the closing
@@ -212,6 +213,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut client_bound_cases = Vec::new();
     let mut disturbed_cases = Vec::new();
     let mut retried = 0usize;
+    let mut both_cases = Vec::new();
     for &size in &sizes {
         let payload = Arc::new(wsclient::payload(size));
         for &connections in &args.connections {
@@ -275,6 +277,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 let client_bound_rounds = samples[i].iter().filter(|s| s.client_bound()).count();
                 let bound = if client_bound_rounds * 2 > samples[i].len() {
                     "client"
+                } else if server_busy >= SATURATED && client_busy >= SATURATED {
+                    both_cases.push(format!("{} {} B × {} conns", server.name, size, connections));
+                    "server and client"
                 } else if server_busy >= SATURATED {
                     "server"
                 } else {
@@ -357,6 +362,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             "client bottleneck: the client's core was ≥ {:.0}% busy while the server's was below in: {}",
             SATURATED * 100.0,
             client_bound_cases.join("; ")
+        );
+    }
+    if !args.common.json && !both_cases.is_empty() {
+        println!(
+            "both cores ≥ {:.0}% busy (msg/s is the limit of both; compare CPU/msg) in: {}",
+            SATURATED * 100.0,
+            both_cases.join("; ")
         );
     }
     if !args.common.json && retried > 0 {

@@ -41,7 +41,9 @@ pub struct ServerArgs {
     /// Path of the upgrade request (the peers upgrade on any path).
     #[arg(long, default_value = "/ws/echo")]
     pub path: String,
-    /// Runtime worker threads of each server.
+    /// Runtime worker threads of each server (multi-thread runtimes);
+    /// 0 runs the peers on a current-thread runtime (`ringstream serve`
+    /// then takes 1).
     #[arg(long, default_value_t = 1)]
     pub workers: usize,
     /// CPUs for the servers (taskset list); `none` to not pin.

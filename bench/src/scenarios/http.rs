@@ -138,7 +138,7 @@ fn wrk(
 
 /// Ticks the whole machine has spent (all, stolen) so far, from the `cpu`
 /// line of `/proc/stat`.
-fn machine_ticks() -> anyhow::Result<(u64, u64)> {
+pub fn machine_ticks() -> anyhow::Result<(u64, u64)> {
     let stat = std::fs::read_to_string("/proc/stat")?;
     let line = stat.lines().next().context("empty /proc/stat")?;
     let ticks: Vec<u64> = line
@@ -266,7 +266,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
 /// The first and third quartiles of `v` (the medians of its lower and
 /// upper halves).
-fn quartiles(v: &[f64]) -> (f64, f64) {
+pub fn quartiles(v: &[f64]) -> (f64, f64) {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     let half = s.len() / 2;

@@ -59,9 +59,18 @@ scenarios! {
     ServerCpu => server_cpu, "server-cpu";
     /// Run the hyper 1.x peer server (used by `http` and `upload`).
     HyperPeer => hyper_peer, "hyper-peer";
+    /// WebSocket echo of 64 B and 16 KiB messages at 1 and 64 connections:
+    /// ringstream vs fastwebsockets and tokio-tungstenite (messages/s, server CPU per message).
+    WsEcho => ws_echo, "ws-echo";
+    /// Resident memory per idle WebSocket connection at 1,000 connections:
+    /// ringstream vs fastwebsockets and tokio-tungstenite.
+    WsIdle => ws_idle, "ws-idle";
+    /// Run a WebSocket echo peer server on fastwebsockets or tokio-tungstenite (used by `ws-*`).
+    WsPeer => ws_peer, "ws-peer";
 }
 
 pub mod servers;
+pub mod ws;
 
 /// Flags every scenario accepts.
 #[derive(Debug, Clone, clap::Args)]

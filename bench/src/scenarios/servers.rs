@@ -1,6 +1,7 @@
-//! Starting the two servers under test as child processes: `ringstream
-//! serve` and the hyper peer (`ringstream-bench hyper-peer`), and reading
-//! their memory from `/proc`.
+//! Starting the servers under test as child processes: `ringstream serve`,
+//! the hyper peer (`ringstream-bench hyper-peer`) and the WebSocket peers
+//! (`ringstream-bench ws-peer`), and reading their CPU time and memory from
+//! `/proc`.
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
@@ -12,7 +13,7 @@ use anyhow::{bail, Context};
 
 /// A server child process, killed on drop.
 pub struct ServerProcess {
-    /// `ringstream` or `hyper`.
+    /// `ringstream`, `hyper`, `fastwebsockets` or `tungstenite`.
     pub name: &'static str,
     /// Where it listens.
     pub addr: SocketAddr,
@@ -136,6 +137,20 @@ pub fn start_ringstream(
     cpus: Option<&str>,
     max_body_size: u64,
 ) -> anyhow::Result<ServerProcess> {
+    start_ringstream_with(
+        workers,
+        cpus,
+        &["--max-body-size", &max_body_size.to_string()],
+    )
+}
+
+/// Start `ringstream serve` (the binary next to this one) with `workers`
+/// runtime threads, on `cpus` if given, with `extra` flags.
+pub fn start_ringstream_with(
+    workers: usize,
+    cpus: Option<&str>,
+    extra: &[&str],
+) -> anyhow::Result<ServerProcess> {
     let addr = free_port()?;
     let child = pinned(&sibling("ringstream")?, cpus)
         .args([
@@ -144,9 +159,8 @@ pub fn start_ringstream(
             &addr.to_string(),
             "--workers",
             &workers.to_string(),
-            "--max-body-size",
-            &max_body_size.to_string(),
         ])
+        .args(extra)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -177,6 +191,36 @@ pub fn start_hyper(workers: usize, cpus: Option<&str>) -> anyhow::Result<ServerP
         .context("starting the hyper peer")?;
     wait_ready(ServerProcess {
         name: "hyper",
+        addr,
+        child,
+    })
+}
+
+/// Start a WebSocket echo peer (`ringstream-bench ws-peer`) on
+/// `implementation` with `workers` runtime threads (0: a current-thread
+/// runtime), on `cpus` if given.
+pub fn start_ws_peer(
+    implementation: super::ws_peer::Impl,
+    workers: usize,
+    cpus: Option<&str>,
+) -> anyhow::Result<ServerProcess> {
+    let addr = free_port()?;
+    let child = pinned(&std::env::current_exe()?, cpus)
+        .args([
+            "ws-peer",
+            "--impl",
+            implementation.name(),
+            "--addr",
+            &addr.to_string(),
+            "--workers",
+            &workers.to_string(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("starting the {} peer", implementation.name()))?;
+    wait_ready(ServerProcess {
+        name: implementation.name(),
         addr,
         child,
     })

@@ -1,0 +1,184 @@
+//! `ws-idle`: resident memory per idle WebSocket connection of
+//! `ringstream serve` (`/ws/echo`) and the fastwebsockets and
+//! tokio-tungstenite peers (`ws-peer`).
+//!
+//! Each round starts every server afresh (so no memory freed by an earlier
+//! round is reused), checks one upgrade and echo, reads its RSS
+//! (`VmRSS`), then opens `--connections` connections (1,000 by default)
+//! and waits until each is upgraded (its `101` read), and reads the RSS
+//! again after a short settling pause; then every connection echoes one
+//! 64-byte message, and the RSS is read a third time, since a library may
+//! allocate its buffers only on the first message. The growth over the
+//! connection count is the memory per idle connection; the table shows
+//! medians over rounds, servers alternating in order from round to round.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use serde_json::json;
+
+use super::ws::{self, ServerArgs};
+use crate::report::Row;
+use crate::wsclient::{self, Conn};
+
+/// Flags of `ws-idle`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: super::Common,
+    #[command(flatten)]
+    pub servers: ServerArgs,
+    /// Rounds; each starts every server afresh.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// Connections held open at once.
+    #[arg(long, default_value_t = 1000)]
+    pub connections: usize,
+    /// Milliseconds to let the server settle before each RSS reading.
+    #[arg(long, default_value_t = 300)]
+    pub settle_ms: u64,
+}
+
+/// What one round measured of one server, in bytes.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    before: u64,
+    upgraded: u64,
+    echoed: u64,
+}
+
+/// Run the scenario.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    ws::raise_fd_limit(2 * args.connections as u64 + 256);
+    let rt = ws::client_runtime(args.servers.client_cpu)?;
+    let settle = Duration::from_millis(args.settle_ms);
+    let payload = wsclient::payload(64);
+    let frame = wsclient::masked_frame(wsclient::OP_BINARY, &payload, wsclient::MASK);
+    let mut kinds = args.servers.servers.clone();
+    let mut samples: Vec<(&'static str, Vec<Sample>)> = Vec::new();
+    for round in 0..args.rounds {
+        let mut order = kinds.clone();
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        for kind in order {
+            let Some(server) = ws::start_checked(kind, &args.servers, args.connections, &rt)? else {
+                // Skipped, with a note: not in later rounds either.
+                kinds.retain(|k| *k != kind);
+                continue;
+            };
+            std::thread::sleep(settle);
+            let before = server.rss()?;
+            let upgraded;
+            let echoed;
+            {
+                let mut conns = Vec::with_capacity(args.connections);
+                rt.block_on(async {
+                    for _ in 0..args.connections {
+                        conns.push(
+                            Conn::connect(server.addr, &args.servers.path, 512)
+                                .await
+                                .with_context(|| {
+                                    format!(
+                                        "connection {} of {} to {}",
+                                        conns.len() + 1,
+                                        args.connections,
+                                        server.name
+                                    )
+                                })?,
+                        );
+                    }
+                    anyhow::Ok(())
+                })?;
+                std::thread::sleep(settle);
+                upgraded = server.rss()?;
+                rt.block_on(async {
+                    for conn in &mut conns {
+                        conn.send(&frame).await?;
+                        conn.read_message(Some(&payload)).await?;
+                    }
+                    anyhow::Ok(())
+                })
+                .with_context(|| format!("echoing once on each connection to {}", server.name))?;
+                std::thread::sleep(settle);
+                echoed = server.rss()?;
+            }
+            let sample = Sample {
+                before,
+                upgraded,
+                echoed,
+            };
+            match samples.iter_mut().find(|(name, _)| *name == server.name) {
+                Some((_, v)) => v.push(sample),
+                None => samples.push((server.name, vec![sample])),
+            }
+        }
+    }
+    anyhow::ensure!(!samples.is_empty(), "no server to measure");
+    if !args.common.json {
+        println!(
+            "{:<15} {:>6}  {:>10}  {:>14} {:>10}  {:>14} {:>10}",
+            "server",
+            "conns",
+            "RSS before",
+            "after upgrade",
+            "per conn",
+            "after one echo",
+            "per conn"
+        );
+    }
+    let n = args.connections.max(1) as f64;
+    let mut rows = Vec::new();
+    for (name, v) in &samples {
+        let median = |f: fn(&Sample) -> f64| super::median(&v.iter().map(f).collect::<Vec<_>>());
+        let before = median(|s| s.before as f64);
+        let upgraded = median(|s| s.upgraded as f64);
+        let echoed = median(|s| s.echoed as f64);
+        let per_upgraded: Vec<f64> = v
+            .iter()
+            .map(|s| s.upgraded.saturating_sub(s.before) as f64 / n / 1024.0)
+            .collect();
+        let per_echoed: Vec<f64> = v
+            .iter()
+            .map(|s| s.echoed.saturating_sub(s.before) as f64 / n / 1024.0)
+            .collect();
+        let (kib_upgraded, kib_echoed) = (super::median(&per_upgraded), super::median(&per_echoed));
+        rows.push(Row {
+            scenario: "ws-idle".into(),
+            variant: (*name).into(),
+            bytes: 0,
+            seconds: 0.0,
+            drain_seconds: None,
+            allocations: 0,
+            reallocations: 0,
+            bytes_allocated: 0,
+            peak_heap_bytes: 0,
+            extra: vec![
+                ("connections".into(), json!(args.connections)),
+                ("rss_before_bytes".into(), json!(before)),
+                ("rss_upgraded_bytes".into(), json!(upgraded)),
+                ("rss_echoed_bytes".into(), json!(echoed)),
+                ("kib_per_connection_upgraded".into(), json!(kib_upgraded)),
+                ("kib_per_connection_echoed".into(), json!(kib_echoed)),
+                ("upgraded_samples".into(), json!(per_upgraded)),
+                ("echoed_samples".into(), json!(per_echoed)),
+            ],
+        });
+        if !args.common.json {
+            println!(
+                "{:<15} {:>6}  {:>6.1} MiB  {:>10.1} MiB {:>6.1} KiB  {:>10.1} MiB {:>6.1} KiB",
+                name,
+                args.connections,
+                before / 1048576.0,
+                upgraded / 1048576.0,
+                kib_upgraded,
+                echoed / 1048576.0,
+                kib_echoed,
+            );
+        }
+    }
+    if args.common.json {
+        crate::report::print_json(&rows);
+    }
+    Ok(())
+}

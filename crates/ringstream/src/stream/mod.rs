@@ -233,6 +233,23 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         &self.options
     }
 
+    /// Changes the buffer sizes from the next read or write on (a protocol
+    /// that takes a connection over may want smaller blocks than HTTP's).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::{Stream, StreamOptions};
+    ///
+    /// let (io, _peer) = tokio::io::duplex(64);
+    /// let mut stream = Stream::new(io);
+    /// stream.set_options(StreamOptions { minimum_read_size: 4096, ..StreamOptions::DEFAULT });
+    /// assert_eq!(stream.options().minimum_read_size, 4096);
+    /// ```
+    pub fn set_options(&mut self, options: StreamOptions) {
+        self.options = options.normalized();
+    }
+
     /// Whether a write failed. A broken stream never reports later writes
     /// as sent: every write and flush fails with
     /// [`BrokenPipe`](io::ErrorKind::BrokenPipe), and unsent data was

@@ -19,12 +19,16 @@ use super::compression::{self, Compression};
 use super::{CloseFrame, Config, DeflateParams, Message};
 use crate::error::Error;
 use crate::server::upgrade::{Io, Upgraded};
-use crate::stream::Stream;
+use crate::stream::{Stream, StreamOptions};
 
 /// Payloads up to this many bytes are copied into the write buffer behind
 /// their frame head; larger ones go out uncopied in one vectored write
 /// with it.
 const SMALL_PAYLOAD: usize = 4 * 1024;
+
+/// The read block and write buffer of a WebSocket's stream, in bytes (a
+/// larger message is read in a block of its size).
+const BLOCK: usize = 32 * 1024;
 
 /// One WebSocket connection (RFC 6455): [`recv`](Self::recv) and
 /// [`send`](Self::send) whole messages, with Pings answered, the close
@@ -193,7 +197,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// assert_eq!(got.as_text(), Some("hello"));
     /// # });
     /// ```
-    pub fn from_stream(stream: Stream<T>, role: Role, config: Config) -> WebSocket<T> {
+    pub fn from_stream(mut stream: Stream<T>, role: Role, config: Config) -> WebSocket<T> {
+        // Messages come one at a time, and a large one is read in a block
+        // of its own size: small blocks keep a connection cheap, and cheap
+        // to give back when it idles.
+        stream.set_options(StreamOptions {
+            minimum_read_size: BLOCK,
+            minimum_write_size: BLOCK,
+            ..*stream.options()
+        });
         WebSocket {
             stream,
             decoder: Decoder::new(role, config.limits),
@@ -452,7 +464,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             let timer = self
                 .idle_timer
                 .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-            if timer.deadline() != deadline {
+            // Coarse: moved only once it is an eighth of the idle time off,
+            // so a busy connection rarely touches the timer wheel.
+            let current = timer.deadline();
+            if current + idle / 8 < deadline || current > deadline {
                 timer.as_mut().reset(deadline);
             }
             if timer.as_mut().poll(cx).is_pending() {
@@ -558,7 +573,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             if bytes.len() <= SMALL_PAYLOAD {
                 self.stream.buffer_write(&bytes);
             } else {
-                self.stream.write_bytes(bytes).await?;
+                self.write_uncopied(bytes).await?;
             }
             self.stream.flush().await
         })
@@ -577,8 +592,19 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             self.stream.buffer_write(&data);
             Ok(())
         } else {
-            self.stream.write_bytes(data).await
+            self.write_uncopied(data).await
         }
+    }
+
+    /// Writes what is buffered and then `data` in vectored writes: the
+    /// payload is never copied into the write buffer.
+    async fn write_uncopied(&mut self, data: Bytes) -> Result<(), Error> {
+        let mut written = 0;
+        while let Some(rest) = data.get(written..).filter(|rest| !rest.is_empty()) {
+            let slices = [std::io::IoSlice::new(rest)];
+            written += poll_fn(|cx| self.stream.poll_write_unbuffered(cx, &slices)).await?;
+        }
+        Ok(())
     }
 
     /// Sends what is buffered.

@@ -74,6 +74,13 @@ pub(crate) struct Connection<T, S> {
     upgrades: Option<fn(T) -> Box<dyn UpgradedIo>>,
 }
 
+/// Holds an upgraded connection's slot until the service drops it.
+async fn wait_released(hold: Option<upgrade::Hold>) {
+    if let Some(mut hold) = hold {
+        hold.released().await;
+    }
+}
+
 /// What follows an exchange.
 enum After {
     /// Another request may come.
@@ -198,10 +205,14 @@ where
             return;
         };
         let stop = self.shutdown.receiver();
-        let stream = self.stream.map_io(boxed);
-        if let Some(mut hold) = pending.complete(stream, stop) {
-            hold.released().await;
-        }
+        // Nothing else of the connection is kept while it is upgraded: the
+        // rest of it is dropped at the end of this block.
+        let hold = {
+            let this = self;
+            let Connection { stream, .. } = this;
+            pending.complete(stream.map_io(boxed), stop)
+        };
+        wait_released(hold).await;
     }
 
     /// Serve one request.

@@ -12,11 +12,9 @@ mod tracing_example;
 
 mod common;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{read_response, start};
+use common::{read_response, start, Captured};
 use ringstream::server::service_fn;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -62,20 +60,6 @@ async fn the_unix_socket_example_serves_and_stops() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Everything a subscriber writes, shared with the test.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn the_tracing_example_logs_spans_events_and_access_lines() {
     let captured = Captured::default();
@@ -99,7 +83,7 @@ async fn the_tracing_example_logs_spans_events_and_access_lines() {
     assert_eq!(response.body, b"hello, ring\n");
     server.shutdown().await.unwrap();
 
-    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let log = captured.text();
     let greeting = log
         .lines()
         .find(|l| l.contains("greeting"))

@@ -5,34 +5,12 @@
 mod common;
 
 use std::convert::Infallible;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 
-use common::{read_response, start};
+use common::{read_response, start, Captured};
 use ringstream::server::{service_fn, Config};
 use ringstream::Incoming;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-
-/// Everything the subscriber writes, shared with the test.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
 
 /// Serves two requests (one with a query) and returns the log.
 async fn serve_and_log(config: Config) -> (String, std::net::SocketAddr) {

@@ -165,32 +165,8 @@ pub fn client_runtime(cpu: i32) -> anyhow::Result<tokio::runtime::Runtime> {
 /// Raise this process's soft open-file limit to at least `needed` (up to
 /// the hard limit); servers started afterwards inherit it. Says so on
 /// stderr when the limit stays below `needed`.
-// `rlim_t` is `u64` here but not on every Unix: the casts stay.
-#[allow(clippy::unnecessary_cast)]
 pub fn raise_fd_limit(needed: u64) {
-    #[cfg(unix)]
-    {
-        let mut limit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes one rlimit into the struct it is given,
-        // which lives on this stack frame for the call.
-        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-            return;
-        }
-        let soft = limit.rlim_cur as u64;
-        if soft >= needed {
-            return;
-        }
-        let raised = libc::rlimit {
-            rlim_cur: needed.min(limit.rlim_max as u64) as libc::rlim_t,
-            rlim_max: limit.rlim_max,
-        };
-        // SAFETY: setrlimit reads one rlimit from a struct on this stack
-        // frame; raising the soft limit up to the hard one is allowed.
-        let ok = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0;
-        let now = if ok { raised.rlim_cur as u64 } else { soft };
+    if let Some((_, now)) = ringstream_cli::open_files::raise_to(needed) {
         if now < needed {
             eprintln!(
                 "warning: the open-file limit is {now}, below the {needed} this run needs: \
@@ -198,6 +174,4 @@ pub fn raise_fd_limit(needed: u64) {
             );
         }
     }
-    #[cfg(not(unix))]
-    let _ = needed;
 }

@@ -8,3 +8,4 @@
 //! tests can serve it in-process.
 
 pub mod app;
+pub mod open_files;

@@ -221,44 +221,19 @@ const SPARE_FILES: u64 = 128;
 /// Makes room for `max_connections` sockets under the open-file limit:
 /// raises the soft limit towards the hard one if needed, and warns when
 /// the cap still cannot be reached (accepts would fail at the limit).
-// `rlim_t` is `u64` here but not on every Unix: the casts stay.
-#[allow(clippy::unnecessary_cast)]
 fn check_open_files(max_connections: usize) {
-    #[cfg(unix)]
-    {
-        let needed = (max_connections as u64).saturating_add(SPARE_FILES);
-        let mut limit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes one rlimit into the struct it is given,
-        // which lives on this stack frame for the call.
-        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-            return;
-        }
-        let soft = limit.rlim_cur as u64;
-        if soft >= needed {
-            return;
-        }
-        let raised = libc::rlimit {
-            rlim_cur: needed.min(limit.rlim_max as u64) as libc::rlim_t,
-            rlim_max: limit.rlim_max,
-        };
-        // SAFETY: setrlimit reads one rlimit from a struct on this stack
-        // frame; raising the soft limit up to the hard one is allowed.
-        let ok = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0;
-        let now = if ok { raised.rlim_cur as u64 } else { soft };
-        if now < needed {
-            tracing::warn!(
-                max_connections,
-                open_file_limit = now,
-                "the open-file limit is below --max-connections plus {SPARE_FILES}: \
-                 accepts will fail before the cap is reached"
-            );
-        } else {
-            tracing::info!(from = soft, to = now, "raised the open-file limit");
-        }
+    let needed = (max_connections as u64).saturating_add(SPARE_FILES);
+    let Some((soft, now)) = ringstream_cli::open_files::raise_to(needed) else {
+        return;
+    };
+    if now < needed {
+        tracing::warn!(
+            max_connections,
+            open_file_limit = now,
+            "the open-file limit is below --max-connections plus {SPARE_FILES}: \
+             accepts will fail before the cap is reached"
+        );
+    } else if now > soft {
+        tracing::info!(from = soft, to = now, "raised the open-file limit");
     }
-    #[cfg(not(unix))]
-    let _ = max_connections;
 }

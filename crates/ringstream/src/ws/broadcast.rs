@@ -63,7 +63,7 @@ impl fmt::Debug for Frame {
 /// never waits for a client. A client more than `capacity` frames behind
 /// skips the oldest ones (counted, [`OverflowPolicy::DropOldest`]) or has
 /// its subscription ended ([`OverflowPolicy::Close`]; close its socket with
-/// [`CloseCode::POLICY`](super::CloseCode::POLICY)). The ring and the
+/// [`CloseCode::POLICY_VIOLATION`](super::CloseCode::POLICY_VIOLATION)). The ring and the
 /// policy are the server-sent events' own.
 ///
 /// # Examples

@@ -8,7 +8,7 @@ use std::time::Duration;
 use http::{Request, Response};
 use http_body::Body;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 use tower_service::Service;
 
@@ -16,6 +16,7 @@ use super::admit::{Admission, Throttle};
 use super::conn::Connection;
 use super::counted::Counted;
 use super::slots::Taken;
+use super::upgrade::Hold;
 use super::{Config, ConnectionInfo, Listener, Metrics, Server};
 use crate::body::Incoming;
 use crate::error::{BoxError, Error};
@@ -45,6 +46,7 @@ where
     let mut admission = Admission::new(&config);
     let (stop, stopped) = watch::channel(false);
     let mut tasks = JoinSet::new();
+    let (upgraded, mut held) = mpsc::unbounded_channel::<Held>();
     let mut signal = std::pin::pin!(signal);
     let mut accept_errors = Throttle::default();
     loop {
@@ -52,11 +54,11 @@ where
             biased;
             () = &mut signal => break,
             Some(joined) = tasks.join_next(), if !tasks.is_empty() => {
-                if let Err(e) = joined {
-                    if e.is_panic() {
-                        tracing::error!("connection task panicked");
-                    }
-                }
+                log_panic(joined);
+                continue;
+            }
+            Some(upgraded) = held.recv() => {
+                tasks.spawn(upgraded.keep());
                 continue;
             }
             accepted = listener.accept() => accepted,
@@ -76,13 +78,38 @@ where
             config: config.clone(),
             metrics: metrics.clone(),
             stopped: stopped.clone(),
+            upgraded: upgraded.clone(),
         };
         admission.admit(socket, info, parts, &mut tasks);
     }
     drop(listener);
     let _ = stop.send(true);
-    finish(tasks, config.shutdown_timeout).await;
+    drop(upgraded);
+    finish(tasks, held, config.shutdown_timeout).await;
     Ok(())
+}
+
+fn log_panic(joined: Result<(), tokio::task::JoinError>) {
+    if let Err(e) = joined {
+        if e.is_panic() {
+            tracing::error!("connection task panicked");
+        }
+    }
+}
+
+/// An upgraded connection's hold on its slot, kept by a task of its own
+/// once the connection's task has ended: a few words instead of the whole
+/// HTTP connection's state.
+pub(super) struct Held {
+    hold: Hold,
+    _open: OpenConnection,
+}
+
+impl Held {
+    /// Keeps the slot until the service drops the upgraded connection.
+    async fn keep(mut self) {
+        self.hold.released().await;
+    }
 }
 
 /// What every connection of a server shares.
@@ -91,6 +118,9 @@ pub(super) struct Parts<S> {
     config: Arc<Config>,
     pub(super) metrics: Arc<Metrics>,
     stopped: watch::Receiver<bool>,
+    /// Where an upgraded connection's hold goes, to be kept by a task of
+    /// the server's.
+    upgraded: mpsc::UnboundedSender<Held>,
 }
 
 /// Serves one accepted connection to its end, then gives its slot back.
@@ -111,12 +141,13 @@ pub(super) async fn serve_one<T, S, B>(
         config,
         metrics,
         stopped,
+        upgraded,
     } = parts;
     metrics.record_connection_opened();
     let slot = taken.slot();
     // Counted closed however the task ends: at its end, aborted at the
     // shutdown deadline, or unwound by a panicking service.
-    let _open = OpenConnection {
+    let open = OpenConnection {
         metrics: metrics.clone(),
         _slot: taken,
     };
@@ -130,8 +161,17 @@ pub(super) async fn serve_one<T, S, B>(
     )
     .with_info(info)
     .with_upgrades();
-    if let Err(e) = conn.run().await {
-        tracing::debug!(error = %e, "connection ended with an error");
+    match conn.serve().await {
+        Ok(None) => {}
+        // Upgraded: a small task of the server's keeps the slot from now
+        // on, and this one ends.
+        Ok(Some(hold)) => {
+            if let Err(refused) = upgraded.send(Held { hold, _open: open }) {
+                // The server is past its shutdown: keep it here.
+                refused.0.keep().await;
+            }
+        }
+        Err(e) => tracing::debug!(error = %e, "connection ended with an error"),
     }
 }
 
@@ -148,10 +188,29 @@ impl Drop for OpenConnection {
     }
 }
 
-/// Lets the connections finish within `grace`, then closes the rest.
-async fn finish(mut tasks: JoinSet<()>, grace: Duration) {
-    let drained =
-        tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
+/// Lets the connections finish within `grace` (upgraded ones included:
+/// their holds still arrive on `held`), then closes the rest.
+async fn finish(mut tasks: JoinSet<()>, mut held: mpsc::UnboundedReceiver<Held>, grace: Duration) {
+    let drained = tokio::time::timeout(grace, async {
+        loop {
+            tokio::select! {
+                Some(upgraded) = held.recv() => {
+                    tasks.spawn(upgraded.keep());
+                }
+                joined = tasks.join_next() => match joined {
+                    Some(joined) => log_panic(joined),
+                    None => match held.recv().await {
+                        // A connection task handed its hold over just now.
+                        Some(upgraded) => {
+                            tasks.spawn(upgraded.keep());
+                        }
+                        None => break,
+                    },
+                },
+            }
+        }
+    })
+    .await;
     if drained.is_err() {
         tracing::warn!(
             open = tasks.len(),

@@ -142,8 +142,18 @@ where
     }
 
     /// Serve requests until the peer closes, an error ends the connection,
-    /// or the server shuts down.
-    pub(crate) async fn run(mut self) -> Result<(), Error> {
+    /// or the server shuts down; an upgraded connection is held here until
+    /// the service lets it go.
+    pub(crate) async fn run(self) -> Result<(), Error> {
+        let hold = self.serve().await?;
+        wait_released(hold).await;
+        Ok(())
+    }
+
+    /// As [`run`](Self::run), but an upgraded connection is returned as
+    /// its [`Hold`](upgrade::Hold) at once: the caller keeps the slot with
+    /// a task far smaller than this one.
+    pub(crate) async fn serve(mut self) -> Result<Option<upgrade::Hold>, Error> {
         // A new connection is given the head timeout, not the idle timeout,
         // to send its first request: a socket that connects and stays
         // silent holds a slot no longer than a slow head would.
@@ -156,7 +166,7 @@ where
                 Err(HeadOutcome::Closed) => break,
                 // Idle with nothing unread: closing sends a plain FIN, and
                 // the slot is given back at once for the client waiting.
-                Err(HeadOutcome::Evicted) => return Ok(()),
+                Err(HeadOutcome::Evicted) => return Ok(None),
                 Err(HeadOutcome::Reject(status, why)) => {
                     self.reject(status, &why).await;
                     break;
@@ -177,10 +187,7 @@ where
                     continue;
                 }
                 Ok(After::Close) => break,
-                Ok(After::Upgrade(pending)) => {
-                    self.hand_over(pending).await;
-                    return Ok(());
-                }
+                Ok(After::Upgrade(pending)) => return Ok(self.hand_over(pending)),
                 Err(e) => {
                     // A client that stopped reading is not waited for again.
                     if matches!(e, Error::TimedOut("response write")) {
@@ -194,25 +201,19 @@ where
             }
         }
         self.linger_close().await;
-        Ok(())
+        Ok(None)
     }
 
-    /// Hands the connection to the service that upgraded it, and holds its
-    /// slot until the service drops it (or the task is ended at the
-    /// shutdown deadline, which cuts the upgraded connection off).
-    async fn hand_over(self, pending: Pending) {
-        let Some(boxed) = self.upgrades else {
-            return;
-        };
+    /// Hands the connection to the service that upgraded it. The returned
+    /// hold keeps its slot until the service drops it; dropping the hold
+    /// (the task that keeps it ended at the shutdown deadline) cuts the
+    /// upgraded connection off.
+    fn hand_over(self, pending: Pending) -> Option<upgrade::Hold> {
+        let boxed = self.upgrades?;
         let stop = self.shutdown.receiver();
-        // Nothing else of the connection is kept while it is upgraded: the
-        // rest of it is dropped at the end of this block.
-        let hold = {
-            let this = self;
-            let Connection { stream, .. } = this;
-            pending.complete(stream.map_io(boxed), stop)
-        };
-        wait_released(hold).await;
+        // Nothing else of the connection is kept while it is upgraded.
+        let Connection { stream, .. } = self;
+        pending.complete(stream.map_io(boxed), stop)
     }
 
     /// Serve one request.

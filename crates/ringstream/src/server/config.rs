@@ -106,6 +106,12 @@ pub struct Config {
     /// (target `ringstream::request`) needs no second line; `ringstream
     /// serve` turns it on.
     pub access_log: bool,
+    /// Give every request its [`ConnectionInfo`](super::ConnectionInfo)
+    /// extension (and axum's `ConnectInfo<SocketAddr>` with the `axum`
+    /// feature). It costs three allocations per request (the request's
+    /// extension map and the value); a service that never asks for the
+    /// client's address can turn it off. Default true.
+    pub connection_info: bool,
 }
 
 impl Default for Config {
@@ -125,6 +131,7 @@ impl Default for Config {
             shutdown_timeout: Duration::from_secs(30),
             server_header: true,
             access_log: false,
+            connection_info: true,
         }
     }
 }

@@ -216,7 +216,7 @@ where
             Version::Http11 => http::Version::HTTP_11,
         };
         *request.headers_mut() = headers;
-        if let Some(info) = &self.info {
+        if let Some(info) = self.info.as_ref().filter(|_| self.config.connection_info) {
             insert_info(request.extensions_mut(), info);
         }
         Ok(request)

@@ -37,6 +37,8 @@ mod compression;
 #[cfg(feature = "deflate")]
 mod deflate;
 mod message;
+mod send;
+mod sink;
 mod socket;
 mod upgrade;
 

@@ -2,15 +2,11 @@
 //! core's codec.
 
 use std::future::{poll_fn, Future};
-use std::pin::{pin, Pin};
+use std::pin::Pin;
 use std::task::{ready, Context, Poll};
-use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use ringstream_core::ws::{
-    message_head, CloseCode, ClosePayload, ControlFrame, Decoder, Event, FrameHead, FrameHeader,
-    MessageKind, Role, MAX_CLOSE_REASON_LEN,
-};
+use ringstream_core::ws::{CloseCode, ControlFrame, Decoder, Event, MessageKind, Role};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio::time::Sleep;
@@ -24,7 +20,7 @@ use crate::stream::{Stream, StreamOptions};
 /// Payloads up to this many bytes are copied into the write buffer behind
 /// their frame head; larger ones go out uncopied in one vectored write
 /// with it.
-const SMALL_PAYLOAD: usize = 4 * 1024;
+pub(super) const SMALL_PAYLOAD: usize = 4 * 1024;
 
 /// The read block and write buffer of a WebSocket's stream, in bytes (a
 /// larger message is read in a block of its size).
@@ -44,45 +40,45 @@ const BLOCK: usize = 32 * 1024;
 /// hears the server's graceful shutdown (the peer gets a Close with 1001)
 /// and holds the connection's slot under the cap until dropped.
 pub struct WebSocket<T = Io> {
-    stream: Stream<T>,
-    decoder: Decoder,
-    config: Config,
+    pub(super) stream: Stream<T>,
+    pub(super) decoder: Decoder,
+    pub(super) config: Config,
     /// The server's stop signal, for a server-side connection.
-    stop: Option<watch::Receiver<bool>>,
+    pub(super) stop: Option<watch::Receiver<bool>>,
     /// The message being received.
     incoming: Option<Incoming>,
     /// A frame's payload of this many bytes is being read: the read buffer
     /// is filled until it holds it whole, so that it is handed over in one
     /// piece.
-    want: usize,
+    pub(super) want: usize,
     /// A Close was sent.
-    close_sent: bool,
+    pub(super) close_sent: bool,
     /// The peer's Close was received, or the connection failed: nothing
     /// more will be received.
-    done: bool,
+    pub(super) done: bool,
     /// A Ping was sent for the idle check and not answered yet.
-    ping_outstanding: bool,
+    pub(super) ping_outstanding: bool,
     /// The deadline of a write that could not complete at once, kept for
     /// the next one.
-    write_timer: Option<Pin<Box<Sleep>>>,
+    pub(super) write_timer: Option<Pin<Box<Sleep>>>,
     /// The idle check's timer, and when the current wait for the peer
     /// began.
-    idle_timer: Option<Pin<Box<Sleep>>>,
-    idle_since: Option<tokio::time::Instant>,
+    pub(super) idle_timer: Option<Pin<Box<Sleep>>>,
+    pub(super) idle_since: Option<tokio::time::Instant>,
     /// Completes when the server begins to shut down (server side only).
-    stopping: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    pub(super) stopping: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
     /// What the receive side returns last, once its Close went out.
-    last: Option<Last>,
+    pub(super) last: Option<Last>,
     /// A large payload given to the `Sink` side, and how much of it is
     /// written: it goes out uncopied behind its buffered head.
-    outgoing: Option<(Bytes, usize)>,
+    pub(super) outgoing: Option<(Bytes, usize)>,
     /// permessage-deflate, when negotiated.
-    compression: Option<Box<Compression>>,
+    pub(super) compression: Option<Box<Compression>>,
 }
 
 /// The last thing the receive side returns.
 #[derive(Debug)]
-enum Last {
+pub(super) enum Last {
     /// The peer's Close, echoed.
     Message(Message),
     /// A violation, closed with its code.
@@ -385,24 +381,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
         }
     }
 
-    /// The payload to send for a message (compressed when permessage-deflate
-    /// is on and the message is worth it) and its frame head.
-    fn frame_head(&mut self, kind: MessageKind, data: Bytes) -> (Bytes, FrameHead) {
-        match &mut self.compression {
-            Some(compression) => {
-                let (data, compressed) = compression.compress(data);
-                let head = FrameHeader::new(kind.opcode(), data.len() as u64)
-                    .with_rsv1(compressed)
-                    .encode();
-                (data, head)
-            }
-            None => {
-                let head = message_head(kind, data.len() as u64);
-                (data, head)
-            }
-        }
-    }
-
     /// Fails the connection for `e`: its Close goes out, then the error is
     /// returned.
     fn fail_with(&mut self, e: ringstream_core::ws::Error) {
@@ -484,335 +462,5 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
                 self.stream.buffer_write(ping.as_bytes());
             }
         }
-    }
-
-    /// Sends `message` and flushes it.
-    ///
-    /// A peer that does not take it within [`Config::write_timeout`] (one
-    /// that stopped reading) fails the send and the connection: a slow
-    /// client never holds its task, its slot or its buffers for longer.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Closed`] after a Close was sent; a Ping or Pong over 125
-    /// bytes is [`Error::WebSocket`]; [`Error::TimedOut`] at the write
-    /// timeout; I/O errors.
-    ///
-    /// # Cancel safety
-    ///
-    /// Not cancel safe: part of the message may have been sent.
-    pub async fn send(&mut self, message: Message) -> Result<(), Error> {
-        let mut timer = self.write_timer.take();
-        let limit = self.config.write_timeout;
-        let sent = bounded(&mut timer, limit, async {
-            self.feed(message).await?;
-            self.stream.flush().await
-        })
-        .await;
-        self.write_timer = timer;
-        if sent.is_err() {
-            self.done = true;
-        }
-        sent
-    }
-
-    /// Queues `message` in the write buffer (a large payload is written at
-    /// once, with what is buffered before it); [`flush`](Self::flush)
-    /// sends the rest. Feeding several messages and flushing once sends
-    /// them in as few writes as possible.
-    ///
-    /// # Errors
-    ///
-    /// As [`send`](Self::send).
-    ///
-    /// # Cancel safety
-    ///
-    /// Not cancel safe.
-    pub async fn feed(&mut self, message: Message) -> Result<(), Error> {
-        if self.close_sent {
-            return Err(Error::Closed);
-        }
-        match message {
-            Message::Text(data) => self.feed_data(MessageKind::Text, data).await,
-            Message::Binary(data) => self.feed_data(MessageKind::Binary, data).await,
-            Message::Ping(data) => {
-                let frame = ControlFrame::ping(&data).map_err(Error::WebSocket)?;
-                self.stream.buffer_write(frame.as_bytes());
-                Ok(())
-            }
-            Message::Pong(data) => {
-                let frame = ControlFrame::pong(&data).map_err(Error::WebSocket)?;
-                self.stream.buffer_write(frame.as_bytes());
-                Ok(())
-            }
-            Message::Close(frame) => {
-                let (code, reason) = match &frame {
-                    Some(frame) => (frame.code, frame.reason.as_str()),
-                    None => (CloseCode::NORMAL, ""),
-                };
-                self.write_close(code, reason).await
-            }
-        }
-    }
-
-    /// Sends a frame encoded once for many clients (see
-    /// [`Broadcaster`](super::Broadcaster)), under the write timeout as
-    /// [`send`](Self::send).
-    ///
-    /// # Errors
-    ///
-    /// As [`send`](Self::send).
-    pub async fn send_frame(&mut self, frame: &super::Frame) -> Result<(), Error> {
-        if self.close_sent {
-            return Err(Error::Closed);
-        }
-        let mut timer = self.write_timer.take();
-        let limit = self.config.write_timeout;
-        let bytes = frame.0.clone();
-        let sent = bounded(&mut timer, limit, async {
-            if bytes.len() <= SMALL_PAYLOAD {
-                self.stream.buffer_write(&bytes);
-            } else {
-                self.write_uncopied(bytes).await?;
-            }
-            self.stream.flush().await
-        })
-        .await;
-        self.write_timer = timer;
-        if sent.is_err() {
-            self.done = true;
-        }
-        sent
-    }
-
-    async fn feed_data(&mut self, kind: MessageKind, data: Bytes) -> Result<(), Error> {
-        let (data, head) = self.frame_head(kind, data);
-        self.stream.buffer_write(head.as_bytes());
-        if data.len() <= SMALL_PAYLOAD {
-            self.stream.buffer_write(&data);
-            Ok(())
-        } else {
-            self.write_uncopied(data).await
-        }
-    }
-
-    /// Writes what is buffered and then `data` in vectored writes: the
-    /// payload is never copied into the write buffer.
-    async fn write_uncopied(&mut self, data: Bytes) -> Result<(), Error> {
-        let mut written = 0;
-        while let Some(rest) = data.get(written..).filter(|rest| !rest.is_empty()) {
-            let slices = [std::io::IoSlice::new(rest)];
-            written += poll_fn(|cx| self.stream.poll_write_unbuffered(cx, &slices)).await?;
-        }
-        Ok(())
-    }
-
-    /// Sends what is buffered.
-    ///
-    /// # Errors
-    ///
-    /// I/O errors; [`Error::TimedOut`] when the peer takes nothing for
-    /// [`Config::write_timeout`].
-    pub async fn flush(&mut self) -> Result<(), Error> {
-        let mut timer = self.write_timer.take();
-        let limit = self.config.write_timeout;
-        let flushed = bounded(&mut timer, limit, self.stream.flush()).await;
-        self.write_timer = timer;
-        flushed
-    }
-
-    /// Starts the close handshake with `code` and `reason` (cut to 123
-    /// bytes at a character boundary), then receives until the peer's
-    /// Close or the end of the connection, for at most `linger`, and closes
-    /// the connection.
-    ///
-    /// # Errors
-    ///
-    /// I/O errors while sending the Close.
-    pub async fn close(
-        &mut self,
-        code: CloseCode,
-        reason: &str,
-        linger: Duration,
-    ) -> Result<(), Error> {
-        if !self.close_sent {
-            self.write_close(code, reason).await?;
-        }
-        let _ = tokio::time::timeout(linger, async {
-            while let Ok(Some(_)) = self.recv().await {}
-        })
-        .await;
-        self.done = true;
-        let _ = self.stream.close().await;
-        Ok(())
-    }
-
-    /// Queues a Close frame (once); it goes out with the next flush.
-    fn buffer_close(&mut self, code: CloseCode, reason: &str) {
-        if self.close_sent {
-            return;
-        }
-        self.close_sent = true;
-        let mut cut = reason.len().min(MAX_CLOSE_REASON_LEN);
-        while !reason.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let reason = reason.get(..cut).unwrap_or_default();
-        let payload = ClosePayload::new(code, reason).unwrap_or(ClosePayload::EMPTY);
-        self.stream
-            .buffer_write(ControlFrame::close(&payload).as_bytes());
-    }
-
-    /// Writes and flushes a Close frame (once).
-    async fn write_close(&mut self, code: CloseCode, reason: &str) -> Result<(), Error> {
-        self.buffer_close(code, reason);
-        self.flush().await
-    }
-
-    /// Whether the server this connection belongs to is shutting down.
-    pub fn is_stopping(&self) -> bool {
-        self.stop.as_ref().is_some_and(|stop| *stop.borrow())
-    }
-
-    /// The stream under the WebSocket.
-    pub fn get_ref(&self) -> &Stream<T> {
-        &self.stream
-    }
-
-    /// The stream under the WebSocket, mutably: bytes written to it
-    /// directly bypass the framing.
-    pub fn get_mut(&mut self) -> &mut Stream<T> {
-        &mut self.stream
-    }
-}
-
-/// Runs `write`; when it cannot complete at once, for at most `limit`. The
-/// timer is made (and kept in `timer`) only for a write that has to wait,
-/// so a write that completes at once costs no timer.
-async fn bounded<F>(
-    timer: &mut Option<Pin<Box<Sleep>>>,
-    limit: Option<Duration>,
-    write: F,
-) -> Result<(), Error>
-where
-    F: Future<Output = Result<(), Error>>,
-{
-    let mut write = pin!(write);
-    let mut armed = false;
-    poll_fn(|cx| {
-        if let Poll::Ready(done) = write.as_mut().poll(cx) {
-            return Poll::Ready(done);
-        }
-        let Some(limit) = limit else {
-            return Poll::Pending;
-        };
-        let deadline = tokio::time::Instant::now() + limit;
-        let sleep = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-        if !armed {
-            armed = true;
-            sleep.as_mut().reset(deadline);
-        }
-        match sleep.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(Error::TimedOut("websocket write"))),
-            Poll::Pending => Poll::Pending,
-        }
-    })
-    .await
-}
-
-impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
-    /// Writes what the `Sink` side holds: a large payload, then the buffer.
-    fn poll_flush_sink(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        while let Some((payload, written)) = &mut self.outgoing {
-            let rest = payload.get(*written..).unwrap_or_default();
-            if rest.is_empty() {
-                self.outgoing = None;
-                break;
-            }
-            let slices = [std::io::IoSlice::new(rest)];
-            let n = ready!(self.stream.poll_write_unbuffered(cx, &slices))?;
-            *written += n;
-        }
-        Poll::Ready(Ok(ready!(self.stream.poll_flush_all(cx))?))
-    }
-}
-
-impl<T: AsyncRead + AsyncWrite + Unpin> futures_core::Stream for WebSocket<T> {
-    type Item = Result<Message, Error>;
-
-    /// [`poll_recv`](WebSocket::poll_recv): `None` once the connection is
-    /// closed. With `futures_util::StreamExt::split` the socket splits into
-    /// a receiving and a sending half.
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.get_mut().poll_recv(cx).map(Result::transpose)
-    }
-}
-
-impl<T: AsyncRead + AsyncWrite + Unpin> futures_sink::Sink<Message> for WebSocket<T> {
-    type Error = Error;
-
-    fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        let this = self.get_mut();
-        if this.outgoing.is_some() {
-            ready!(this.poll_flush_sink(cx))?;
-        }
-        Poll::Ready(Ok(()))
-    }
-
-    /// Queues `message` as [`feed`](WebSocket::feed) does; a large
-    /// payload is written by the next flush without a copy.
-    fn start_send(self: Pin<&mut Self>, message: Message) -> Result<(), Error> {
-        let this = self.get_mut();
-        if this.close_sent {
-            return Err(Error::Closed);
-        }
-        if this.outgoing.is_some() {
-            // The payload before it has not gone out: `poll_ready` first.
-            return Err(Error::Io(std::io::Error::other(
-                "start_send without poll_ready",
-            )));
-        }
-        let (kind, data) = match message {
-            Message::Text(data) => (MessageKind::Text, data),
-            Message::Binary(data) => (MessageKind::Binary, data),
-            Message::Ping(payload) => {
-                let frame = ControlFrame::ping(&payload).map_err(Error::WebSocket)?;
-                this.stream.buffer_write(frame.as_bytes());
-                return Ok(());
-            }
-            Message::Pong(payload) => {
-                let frame = ControlFrame::pong(&payload).map_err(Error::WebSocket)?;
-                this.stream.buffer_write(frame.as_bytes());
-                return Ok(());
-            }
-            Message::Close(frame) => {
-                match frame {
-                    Some(frame) => this.buffer_close(frame.code, &frame.reason),
-                    None => this.buffer_close(CloseCode::NORMAL, ""),
-                }
-                return Ok(());
-            }
-        };
-        let (data, head) = this.frame_head(kind, data);
-        this.stream.buffer_write(head.as_bytes());
-        if data.len() <= SMALL_PAYLOAD {
-            this.stream.buffer_write(&data);
-        } else {
-            this.outgoing = Some((data, 0));
-        }
-        Ok(())
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        self.get_mut().poll_flush_sink(cx)
-    }
-
-    /// Sends a Close (1000) if none was sent, flushes, and ends the
-    /// sending side.
-    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        let this = self.get_mut();
-        this.buffer_close(CloseCode::NORMAL, "");
-        ready!(this.poll_flush_sink(cx))?;
-        Poll::Ready(Ok(ready!(this.stream.poll_close_write(cx))?))
     }
 }

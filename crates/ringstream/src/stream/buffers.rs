@@ -1,0 +1,100 @@
+//! A stream's buffers as a whole: carried over to another transport
+//! ([`Stream::map_io`]), resized ([`Stream::set_options`]) and given back
+//! while the connection idles ([`Stream::release_idle_buffers`]).
+
+use bytes::BytesMut;
+
+use super::{Stream, StreamOptions};
+
+impl<T> Stream<T> {
+    /// The same stream over `f(transport)`: buffered unread data, unsent
+    /// writes and the stream's state carry over, nothing is copied. The
+    /// server uses it to hand an upgraded connection over with the bytes
+    /// the client sent after the request head.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::Stream;
+    /// use tokio::io::AsyncWriteExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (io, mut peer) = tokio::io::duplex(64);
+    /// peer.write_all(b"one\ntwo\n").await.unwrap();
+    /// let mut stream = Stream::new(io);
+    /// assert_eq!(&stream.gets(64).await.unwrap().unwrap()[..], b"one\n");
+    /// // `two\n` is buffered already; it stays readable through the box.
+    /// let mut boxed = stream.map_io(Box::new);
+    /// assert_eq!(&boxed.gets(64).await.unwrap().unwrap()[..], b"two\n");
+    /// # });
+    /// ```
+    pub fn map_io<U>(self, f: impl FnOnce(T) -> U) -> Stream<U> {
+        Stream {
+            io: f(self.io),
+            options: self.options,
+            read_buf: self.read_buf,
+            write_buf: self.write_buf,
+            write_pos: self.write_pos,
+            eof: self.eof,
+            last_read_full: self.last_read_full,
+            closed: self.closed,
+            broken: self.broken,
+            write_closed: self.write_closed,
+            needs_flush: self.needs_flush,
+        }
+    }
+
+    /// Changes the buffer sizes from the next read or write on (a protocol
+    /// that takes a connection over may want smaller blocks than HTTP's).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::{Stream, StreamOptions};
+    ///
+    /// let (io, _peer) = tokio::io::duplex(64);
+    /// let mut stream = Stream::new(io);
+    /// stream.set_options(StreamOptions { minimum_read_size: 4096, ..StreamOptions::DEFAULT });
+    /// assert_eq!(stream.options().minimum_read_size, 4096);
+    /// ```
+    pub fn set_options(&mut self, options: StreamOptions) {
+        self.options = options.normalized();
+    }
+
+    /// Gives back the read block when nothing is left unread in it, and the
+    /// write buffer when nothing is waiting to go out: a connection that
+    /// goes idle holds neither. The next read or write allocates anew (a
+    /// read block still shared with `Bytes` handed out lives on with them).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::Stream;
+    /// use tokio::io::AsyncWriteExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (io, mut peer) = tokio::io::duplex(64);
+    /// peer.write_all(b"abc").await.unwrap();
+    /// let mut stream = Stream::new(io);
+    /// stream.fill().await.unwrap();
+    /// stream.consume(3);
+    /// stream.release_idle_buffers();
+    /// assert!(stream.buffered().is_empty());
+    /// # });
+    /// ```
+    pub fn release_idle_buffers(&mut self) {
+        self.release_read_block();
+        if self.pending_write_len() == 0 && self.write_buf.capacity() > 0 {
+            self.write_buf = Vec::new();
+            self.write_pos = 0;
+        }
+    }
+
+    /// Lets the read block go when nothing is left unread in it (at end of
+    /// file, or idle); it is freed once handed-off chunks are dropped.
+    pub(super) fn release_read_block(&mut self) {
+        if self.read_buf.is_empty() && self.read_buf.capacity() > 0 {
+            self.read_buf = BytesMut::new();
+        }
+    }
+}

@@ -23,8 +23,9 @@ struct Outcome {
     pending: Vec<u8>,
 }
 
-/// Decodes `wire` fed in pieces whose sizes cycle through `splits`.
-fn run(decoder: &Decoder, wire: &[u8], splits: &[u8]) -> Outcome {
+/// Decodes `wire` fed in pieces whose sizes cycle through `splits`; with
+/// `fast`, tries `decode_whole` first between messages.
+fn run(decoder: &Decoder, wire: &[u8], splits: &[u8], fast: bool) -> Outcome {
     let mut decoder = decoder.clone();
     let mut buf: Vec<u8> = Vec::new();
     let mut items = Vec::new();
@@ -40,6 +41,19 @@ fn run(decoder: &Decoder, wire: &[u8], splits: &[u8]) -> Outcome {
         buf.extend_from_slice(&wire[offset..end]);
         offset = end;
         loop {
+            if fast && current.is_none() {
+                // An error here sticks: `decode` below reports it.
+                if let Ok(Some(whole)) = decoder.decode_whole(&mut buf) {
+                    assert!(whole.payload.end == whole.consumed && whole.consumed <= buf.len());
+                    let data = buf[whole.payload].to_vec();
+                    if whole.kind == MessageKind::Text {
+                        assert!(std::str::from_utf8(&data).is_ok());
+                    }
+                    items.push(Item::Message(whole.kind, false, data));
+                    buf.drain(..whole.consumed);
+                    continue;
+                }
+            }
             let decoded = match decoder.decode(&mut buf) {
                 Ok(decoded) => decoded,
                 Err(e) => {
@@ -136,9 +150,12 @@ fuzz_target!(|input: &[u8]| {
     let decoder = Decoder::new(role, limits).with_rsv1(config & 2 != 0);
     let n = usize::from(config >> 4).min(rest.len());
     let (splits, wire) = rest.split_at(n);
-    let whole = run(&decoder, wire, &[]);
-    let pieces = run(&decoder, wire, splits);
+    let whole = run(&decoder, wire, &[], false);
+    let pieces = run(&decoder, wire, splits, false);
     assert_eq!(pieces, whole);
-    let bytewise = run(&decoder, wire, &[1]);
+    let bytewise = run(&decoder, wire, &[1], false);
     assert_eq!(bytewise, whole);
+    // The socket's fast path for one-frame messages changes nothing.
+    assert_eq!(run(&decoder, wire, &[], true), whole);
+    assert_eq!(run(&decoder, wire, splits, true), whole);
 });

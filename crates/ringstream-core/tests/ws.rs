@@ -30,7 +30,7 @@ enum Item {
     Close(Option<(u16, String)>),
 }
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Outcome {
     items: Vec<Item>,
     /// Ok while no violation was found, else the first error.
@@ -46,6 +46,22 @@ struct Outcome {
 /// way a connection would: append to a buffer, decode until there is no
 /// event, drop what was consumed. Checks the invariants of every result.
 fn run(decoder: &Decoder, wire: &[u8], cuts: &[usize]) -> Outcome {
+    run_with(decoder, wire, cuts, false)
+}
+
+/// An outcome as the fast path must reproduce it: a violation inside a
+/// one-frame message is found before the message is said to start, so
+/// `in_message` only counts when there was none.
+fn fast_view(mut outcome: Outcome) -> Outcome {
+    if outcome.result.is_err() {
+        outcome.in_message = false;
+    }
+    outcome
+}
+
+/// [`run`], trying [`Decoder::decode_whole`] first between messages when
+/// `fast` (as the async socket does): the outcome must be the same.
+fn run_with(decoder: &Decoder, wire: &[u8], cuts: &[usize], fast: bool) -> Outcome {
     let mut decoder = decoder.clone();
     let mut buf: Vec<u8> = Vec::new();
     let mut items = Vec::new();
@@ -55,6 +71,25 @@ fn run(decoder: &Decoder, wire: &[u8], cuts: &[usize]) -> Outcome {
         buf.extend_from_slice(&wire[start..cut]);
         start = cut;
         loop {
+            if fast && current.is_none() {
+                // An error here sticks: `decode` below reports it.
+                if let Ok(Some(whole)) = decoder.decode_whole(&mut buf) {
+                    assert!(whole.payload.start <= whole.payload.end);
+                    assert!(whole.payload.end == whole.consumed && whole.consumed <= buf.len());
+                    assert!(!decoder.in_message());
+                    let data = buf[whole.payload].to_vec();
+                    if whole.kind == MessageKind::Text {
+                        assert!(std::str::from_utf8(&data).is_ok());
+                    }
+                    items.push(Item::Message {
+                        kind: whole.kind,
+                        compressed: false,
+                        data,
+                    });
+                    buf.drain(..whole.consumed);
+                    continue;
+                }
+            }
             let decoded = match decoder.decode(&mut buf) {
                 Ok(decoded) => decoded,
                 Err(e) => {
@@ -1303,6 +1338,9 @@ proptest! {
         prop_assert!(!whole.in_message);
         let split = run(&decoder, &wire, &cuts_in(wire.len(), &picks));
         prop_assert_eq!(&split, &whole);
+        prop_assert_eq!(fast_view(run_with(&decoder, &wire, &[], true)), fast_view(whole.clone()));
+        let cuts = cuts_in(wire.len(), &picks);
+        prop_assert_eq!(fast_view(run_with(&decoder, &wire, &cuts, true)), fast_view(whole.clone()));
     }
 
     /// Small streams are also split at every offset.
@@ -1344,6 +1382,9 @@ proptest! {
         prop_assert_eq!(&split, &whole);
         let bytewise: Vec<usize> = (1..wire.len()).collect();
         prop_assert_eq!(&run(&decoder, &wire, &bytewise), &whole);
+        prop_assert_eq!(fast_view(run_with(&decoder, &wire, &[], true)), fast_view(whole.clone()));
+        let cuts = cuts_in(wire.len(), &picks);
+        prop_assert_eq!(fast_view(run_with(&decoder, &wire, &cuts, true)), fast_view(whole.clone()));
         if let Err(e) = whole.result {
             prop_assert!([1002, 1007, 1009].contains(&e.close_code().as_u16()));
         }
@@ -1360,6 +1401,7 @@ proptest! {
         let decoder = Decoder::new(role, Limits { max_message_len: 200, max_frame_len: 100 });
         let whole = run(&decoder, &wire, &[]);
         prop_assert_eq!(&run(&decoder, &wire, &cuts_in(wire.len(), &picks)), &whole);
+        prop_assert_eq!(fast_view(run_with(&decoder, &wire, &[], true)), fast_view(whole.clone()));
     }
 
     /// Masking in pieces at any offsets equals masking whole.

@@ -147,6 +147,17 @@ impl Decoded {
     }
 }
 
+/// A whole message found by [`Decoder::decode_whole`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WholeMessage {
+    /// Text (checked as UTF-8) or binary.
+    pub kind: MessageKind,
+    /// Where its payload lies in the input, unmasked.
+    pub payload: Range<usize>,
+    /// The input bytes the frame took, head included.
+    pub consumed: usize,
+}
+
 /// What a decode step found. Ranges index the input of the step that
 /// returned them, and their payload bytes are already unmasked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -448,6 +459,85 @@ impl Decoder {
     /// the place of the frame in the message sequence), the second (the
     /// mask bit for the role, a control frame's length), then the rest of
     /// the length and the limits.
+    /// The fast path for the common case: when no message is in progress
+    /// and `input` starts with a whole message in one frame — complete,
+    /// final, uncompressed, text or binary — unmasks it in place, checks
+    /// it (limits, UTF-8 for text) and returns it in one step.
+    ///
+    /// Returns `Ok(None)` and changes nothing for anything else (a partial
+    /// frame, a fragment, a control frame, a compressed frame, no input):
+    /// [`decode`](Self::decode) then steps through it. Errors are those
+    /// `decode` would return for the same bytes, and stick the same way.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Decoder, MessageKind};
+    ///
+    /// let mut decoder = Decoder::client();
+    /// let mut wire = *b"\x81\x02hi\x81\x05";
+    /// let whole = decoder.decode_whole(&mut wire).unwrap().unwrap();
+    /// assert_eq!(whole.kind, MessageKind::Text);
+    /// assert_eq!(&wire[whole.payload.clone()], b"hi");
+    /// assert_eq!(whole.consumed, 4);
+    /// // The next frame is not complete yet.
+    /// assert!(decoder.decode_whole(&mut wire[4..]).unwrap().is_none());
+    /// ```
+    pub fn decode_whole(&mut self, input: &mut [u8]) -> Result<Option<WholeMessage>, Error> {
+        if self.error.is_some() || self.message.is_some() || !matches!(self.state, State::Head) {
+            return Ok(None);
+        }
+        // FIN set, no reserved bit, text or binary.
+        let kind = match input.first() {
+            Some(0x81) => MessageKind::Text,
+            Some(0x82) => MessageKind::Binary,
+            _ => return Ok(None),
+        };
+        let Some((header, head_len)) = self.head(input).map_err(|e| self.fail(e))? else {
+            return Ok(None);
+        };
+        let Some(end) = usize::try_from(header.payload_len)
+            .ok()
+            .and_then(|len| head_len.checked_add(len))
+        else {
+            return Ok(None);
+        };
+        let Some(payload) = input.get_mut(head_len..end) else {
+            return Ok(None);
+        };
+        if let Some(key) = header.mask {
+            apply_mask(payload, key, 0);
+        }
+        if kind == MessageKind::Text {
+            let mut utf8 = Utf8Validator::new();
+            utf8.feed(payload)
+                .and_then(|()| utf8.finish())
+                .map_err(|e| self.fail(e))?;
+        }
+        Ok(Some(WholeMessage {
+            kind,
+            payload: head_len..end,
+            consumed: end,
+        }))
+    }
+
+    /// Whether the decoder waits for the first byte of a frame, with no
+    /// event left to report without more input: given no bytes,
+    /// [`decode`](Self::decode) would return nothing.
+    ///
+    /// ```
+    /// use ringstream_core::ws::Decoder;
+    ///
+    /// let mut decoder = Decoder::client();
+    /// assert!(decoder.at_frame_start());
+    /// decoder.decode(&mut *b"\x81\x00").unwrap();
+    /// // The empty message's end is still to be reported.
+    /// assert!(!decoder.at_frame_start());
+    /// ```
+    pub const fn at_frame_start(&self) -> bool {
+        matches!(self.state, State::Head) && self.error.is_none()
+    }
+
     fn head(&self, input: &[u8]) -> Result<Option<(FrameHeader, usize)>, Error> {
         let Some(&b0) = input.first() else {
             return Ok(None);

@@ -79,7 +79,7 @@ pub mod mask;
 pub mod utf8;
 
 pub use close::{CloseCode, ClosePayload, MAX_CLOSE_REASON_LEN};
-pub use decode::{Decoded, Decoder, Event, Limits, Role};
+pub use decode::{Decoded, Decoder, Event, Limits, Role, WholeMessage};
 pub use encode::{message_head, ControlFrame};
 pub use error::Error;
 pub use extension::{

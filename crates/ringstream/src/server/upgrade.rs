@@ -263,21 +263,37 @@ impl Cut {
         }
     }
 
-    /// `Err` once cut off; else remembers `cx` to be woken when it is.
-    fn check(&self, cx: &Context<'_>) -> io::Result<()> {
-        if !self.done.load(Ordering::Acquire) {
+    /// Runs `op`, an operation on the transport, unless the connection
+    /// was cut off. The waker is remembered only when `op` waits: a
+    /// connection that keeps moving takes no lock.
+    fn guard<R>(
+        &self,
+        cx: &mut Context<'_>,
+        op: impl FnOnce(&mut Context<'_>) -> Poll<io::Result<R>>,
+    ) -> Poll<io::Result<R>> {
+        if self.done.load(Ordering::Acquire) {
+            return Poll::Ready(Err(cut_off()));
+        }
+        let polled = op(cx);
+        if polled.is_pending() {
             let mut waker = self.waker.lock().unwrap_or_else(PoisonError::into_inner);
             crate::wake::register(&mut waker, cx);
             drop(waker);
-            if !self.done.load(Ordering::Acquire) {
-                return Ok(());
+            // Cut off between the first check and the registration: the
+            // cut found no waker to wake.
+            if self.done.load(Ordering::Acquire) {
+                return Poll::Ready(Err(cut_off()));
             }
         }
-        Err(io::Error::new(
-            io::ErrorKind::ConnectionAborted,
-            "the server's shutdown deadline passed",
-        ))
+        polled
     }
+}
+
+fn cut_off() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::ConnectionAborted,
+        "the server's shutdown deadline passed",
+    )
 }
 
 /// The transport of an upgraded connection: the connection's own, boxed.
@@ -305,8 +321,9 @@ impl AsyncRead for Io {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        self.cut.check(cx)?;
-        Pin::new(&mut self.io).poll_read(cx, buf)
+        let this = &mut *self;
+        this.cut
+            .guard(cx, |cx| Pin::new(&mut this.io).poll_read(cx, buf))
     }
 }
 
@@ -316,8 +333,9 @@ impl AsyncWrite for Io {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        self.cut.check(cx)?;
-        Pin::new(&mut self.io).poll_write(cx, buf)
+        let this = &mut *self;
+        this.cut
+            .guard(cx, |cx| Pin::new(&mut this.io).poll_write(cx, buf))
     }
 
     fn poll_write_vectored(
@@ -325,8 +343,10 @@ impl AsyncWrite for Io {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.cut.check(cx)?;
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+        let this = &mut *self;
+        this.cut.guard(cx, |cx| {
+            Pin::new(&mut this.io).poll_write_vectored(cx, bufs)
+        })
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -334,8 +354,9 @@ impl AsyncWrite for Io {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.cut.check(cx)?;
-        Pin::new(&mut self.io).poll_flush(cx)
+        let this = &mut *self;
+        this.cut
+            .guard(cx, |cx| Pin::new(&mut this.io).poll_flush(cx))
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -2,9 +2,7 @@
 //! ([`Stream::map_io`]), resized ([`Stream::set_options`]) and given back
 //! while the connection idles ([`Stream::release_idle_buffers`]).
 
-use bytes::BytesMut;
-
-use super::{Stream, StreamOptions};
+use super::{pool, Stream, StreamOptions};
 
 impl<T> Stream<T> {
     /// The same stream over `f(transport)`: buffered unread data, unsent
@@ -63,8 +61,12 @@ impl<T> Stream<T> {
 
     /// Gives back the read block when nothing is left unread in it, and the
     /// write buffer when nothing is waiting to go out: a connection that
-    /// goes idle holds neither. The next read or write allocates anew (a
-    /// read block still shared with `Bytes` handed out lives on with them).
+    /// goes idle holds neither. They go to a small pool kept by the thread
+    /// (a few blocks of up to 64 KiB each), from which the next read or
+    /// write of any stream on the thread takes one before allocating, so a
+    /// connection that waits between messages costs no allocation per
+    /// message. A read block still shared with `Bytes` handed out is not
+    /// pooled: it lives on with them.
     ///
     /// # Examples
     ///
@@ -85,7 +87,7 @@ impl<T> Stream<T> {
     pub fn release_idle_buffers(&mut self) {
         self.release_read_block();
         if self.pending_write_len() == 0 && self.write_buf.capacity() > 0 {
-            self.write_buf = Vec::new();
+            pool::give_write(std::mem::take(&mut self.write_buf));
             self.write_pos = 0;
         }
     }
@@ -94,7 +96,8 @@ impl<T> Stream<T> {
     /// file, or idle); it is freed once handed-off chunks are dropped.
     pub(super) fn release_read_block(&mut self) {
         if self.read_buf.is_empty() && self.read_buf.capacity() > 0 {
-            self.read_buf = BytesMut::new();
+            let block = std::mem::take(&mut self.read_buf);
+            pool::give_read(block, self.options.minimum_read_size);
         }
     }
 }

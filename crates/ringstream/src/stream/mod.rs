@@ -38,6 +38,7 @@
 mod buffers;
 mod io_impls;
 mod options;
+mod pool;
 mod read;
 mod scan;
 mod write;
@@ -419,7 +420,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     fn reserve_write(&mut self, additional: usize) {
         if self.write_buf.capacity() == 0 {
             let block = self.options.minimum_write_size.max(additional);
-            self.write_buf.reserve(block);
+            match pool::take_write(block) {
+                Some(buffer) => self.write_buf = buffer,
+                None => self.write_buf.reserve(block),
+            }
         } else {
             self.write_buf.reserve(additional);
         }
@@ -461,6 +465,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         let spare = self.read_buf.capacity().saturating_sub(len);
         let need = hint.saturating_sub(len);
         let want = need.clamp(minimum, self.options.maximum_read_size);
+        if self.read_buf.capacity() == 0 {
+            if let Some(block) = pool::take_read(want) {
+                self.read_buf = block;
+            }
+        }
         // Reuse the allocation when every chunk handed off from it has been
         // dropped (this also moves the unread bytes to its start).
         // Otherwise read into what is left of the block while it is a

@@ -3,7 +3,7 @@
 
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
 use ringstream_core::ws::{CloseCode, ControlFrame, Decoder, Event, MessageKind, Role};
@@ -65,6 +65,10 @@ pub struct WebSocket<T = Io> {
     /// began.
     pub(super) idle_timer: Option<Pin<Box<Sleep>>>,
     pub(super) idle_since: Option<tokio::time::Instant>,
+    /// The waker the shutdown signal and the idle timer were last polled
+    /// with: while the task waits with the same one, they need not be
+    /// polled again (they wake it when they fire).
+    waiting_as: Option<Waker>,
     /// Completes when the server begins to shut down (server side only).
     pub(super) stopping: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
     /// What the receive side returns last, once its Close went out.
@@ -215,6 +219,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             write_timer: None,
             idle_timer: None,
             idle_since: None,
+            waiting_as: None,
             stopping: None,
             last: None,
             outgoing: None,
@@ -270,6 +275,28 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             if self.want > 0 && self.stream.buffered().len() < self.want {
                 ready!(self.poll_read_more(cx))?;
                 continue;
+            }
+            if self.incoming.is_none() {
+                if self.stream.buffered().is_empty() && self.decoder.at_frame_start() {
+                    ready!(self.poll_read_more(cx))?;
+                    continue;
+                }
+                // A message in one frame, in one step.
+                match self.decoder.decode_whole(self.stream.buffered_mut()) {
+                    Ok(Some(whole)) => {
+                        self.idle_since = None;
+                        let data = self.take(whole.payload, whole.consumed);
+                        return Poll::Ready(Ok(Some(match whole.kind {
+                            MessageKind::Text => Message::Text(data),
+                            MessageKind::Binary => Message::Binary(data),
+                        })));
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.fail_with(e);
+                        continue;
+                    }
+                }
             }
             let decoded = match self.decoder.decode(self.stream.buffered_mut()) {
                 Ok(decoded) => decoded,
@@ -392,6 +419,21 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
 
     /// Splits `range` of the buffered bytes off without a copy and drops
     /// the rest of the `consumed` bytes.
+    /// Remembers the waker the task waits with (see `waiting_as`).
+    fn wait_as(&mut self, cx: &Context<'_>, registered: bool) {
+        if !registered {
+            self.waiting_as = Some(cx.waker().clone());
+        }
+    }
+
+    /// Whether the server's shutdown signal changed since the socket was
+    /// made (or its sender is gone).
+    fn stop_signalled(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|stop| stop.has_changed().unwrap_or(true))
+    }
+
     fn take(&mut self, range: std::ops::Range<usize>, consumed: usize) -> Bytes {
         self.stream.consume(range.start);
         let piece = self.stream.split_buffered(range.len());
@@ -404,15 +446,29 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// holds no read block or write buffer meanwhile.
     fn poll_read_more(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         loop {
-            if let Some(stopping) = &mut self.stopping {
-                if !self.close_sent && stopping.as_mut().poll(cx).is_ready() {
-                    // The server is shutting down: tell the peer, and go on
-                    // reading until its Close.
-                    self.stopping = None;
-                    self.buffer_close(CloseCode::GOING_AWAY, "server shutting down");
+            let filled = self.stream.poll_fill_to(cx, self.want);
+            let registered = self
+                .waiting_as
+                .as_ref()
+                .is_some_and(|waker| waker.will_wake(cx.waker()));
+            // The shutdown signal is polled when the connection starts to
+            // wait with a new waker, or once it has changed (an atomic
+            // load): a busy connection polls no future for it.
+            if (filled.is_pending() && !registered) || self.stop_signalled() {
+                if let Some(stopping) = &mut self.stopping {
+                    if !self.close_sent && stopping.as_mut().poll(cx).is_ready() {
+                        // The server is shutting down: tell the peer, and go
+                        // on reading until its Close.
+                        self.stopping = None;
+                        self.buffer_close(CloseCode::GOING_AWAY, "server shutting down");
+                        if filled.is_pending() {
+                            // The next fill sends the Close first.
+                            continue;
+                        }
+                    }
                 }
             }
-            match self.stream.poll_fill_to(cx, self.want) {
+            match filled {
                 Poll::Ready(Ok(0)) => {
                     self.done = true;
                     return Poll::Ready(match self.decoder.finish_eof() {
@@ -432,6 +488,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
                 self.stream.release_idle_buffers();
             }
             let Some(idle) = self.config.idle_timeout else {
+                self.wait_as(cx, registered);
                 return Poll::Pending;
             };
             // The idle deadline is set when the wait begins, not pushed
@@ -445,10 +502,18 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             // Coarse: moved only once it is an eighth of the idle time off,
             // so a busy connection rarely touches the timer wheel.
             let current = timer.deadline();
-            if current + idle / 8 < deadline || current > deadline {
+            let moved = current + idle / 8 < deadline || current > deadline;
+            if moved {
                 timer.as_mut().reset(deadline);
             }
+            // A timer polled with this waker wakes the task when it fires:
+            // it is polled again only when moved or due.
+            let due = now >= timer.deadline();
+            if registered && !moved && !due {
+                return Poll::Pending;
+            }
             if timer.as_mut().poll(cx).is_pending() {
+                self.wait_as(cx, registered);
                 return Poll::Pending;
             }
             if self.ping_outstanding {

@@ -106,7 +106,7 @@ pub async fn roundtrip(addr: SocketAddr, request: &[u8]) -> Vec<u8> {
 }
 
 /// Read until EOF (or an error such as a reset) within 10 s.
-pub async fn read_to_close(socket: &mut TcpStream) -> Vec<u8> {
+pub async fn read_to_close(socket: &mut (impl tokio::io::AsyncRead + Unpin)) -> Vec<u8> {
     let mut out = Vec::new();
     let read = tokio::time::timeout(Duration::from_secs(10), async {
         let mut buf = [0u8; 16 * 1024];
@@ -151,7 +151,7 @@ impl Parsed {
 /// Read one response (Content-Length or chunked body, or none for HEAD and
 /// bodiless statuses) from `socket`, using `buf` for leftover bytes.
 pub async fn read_response(
-    socket: &mut TcpStream,
+    socket: &mut (impl tokio::io::AsyncRead + Unpin),
     buf: &mut Vec<u8>,
     head_request: bool,
 ) -> Parsed {
@@ -163,7 +163,7 @@ pub async fn read_response(
     .expect("response within 30 s")
 }
 
-async fn fill(socket: &mut TcpStream, buf: &mut Vec<u8>) {
+async fn fill(socket: &mut (impl tokio::io::AsyncRead + Unpin), buf: &mut Vec<u8>) {
     let mut chunk = [0u8; 64 * 1024];
     let n = socket.read(&mut chunk).await.expect("read");
     assert!(
@@ -175,7 +175,7 @@ async fn fill(socket: &mut TcpStream, buf: &mut Vec<u8>) {
 }
 
 async fn read_response_inner(
-    socket: &mut TcpStream,
+    socket: &mut (impl tokio::io::AsyncRead + Unpin),
     buf: &mut Vec<u8>,
     head_request: bool,
 ) -> Parsed {

@@ -78,6 +78,9 @@ pub enum Error {
     /// [`close_code`](ringstream_core::ws::Error::close_code) the
     /// connection was closed with.
     WebSocket(ringstream_core::ws::Error),
+    /// A TLS configuration could not be built or reloaded (feature `tls`).
+    #[cfg(feature = "tls")]
+    Tls(crate::server::tls::TlsError),
 }
 
 impl Error {
@@ -147,6 +150,8 @@ impl Error {
             Error::User(_) => io::ErrorKind::Other,
             Error::NotBuffered { .. } => io::ErrorKind::InvalidInput,
             Error::WebSocket(_) => io::ErrorKind::InvalidData,
+            #[cfg(feature = "tls")]
+            Error::Tls(_) => io::ErrorKind::InvalidInput,
         }
     }
 }
@@ -167,6 +172,8 @@ impl fmt::Display for Error {
                 write!(f, "body longer than the {limit} bytes its reader buffers")
             }
             Error::WebSocket(e) => write!(f, "websocket protocol error: {e}"),
+            #[cfg(feature = "tls")]
+            Error::Tls(e) => write!(f, "TLS configuration: {e}"),
         }
     }
 }
@@ -177,6 +184,8 @@ impl std::error::Error for Error {
             Error::Io(e) => Some(e),
             Error::Protocol(e) => Some(e),
             Error::WebSocket(e) => Some(e),
+            #[cfg(feature = "tls")]
+            Error::Tls(e) => Some(e),
             Error::User(e) => Some(&**e),
             _ => None,
         }
@@ -217,5 +226,12 @@ impl From<Error> for io::Error {
             Error::Io(e) => e,
             e => io::Error::new(e.kind(), e),
         }
+    }
+}
+
+#[cfg(feature = "tls")]
+impl From<crate::server::tls::TlsError> for Error {
+    fn from(e: crate::server::tls::TlsError) -> Self {
+        Error::Tls(e)
     }
 }

@@ -37,6 +37,8 @@ where
         mut listener,
         config,
         metrics,
+        #[cfg(feature = "tls")]
+        tls,
     } = server;
     let config = Arc::new(config);
     if let Err(e) = listener.set_backlog(config.listen_backlog) {
@@ -79,6 +81,8 @@ where
             metrics: metrics.clone(),
             stopped: stopped.clone(),
             upgraded: upgraded.clone(),
+            #[cfg(feature = "tls")]
+            tls: tls.clone(),
         };
         admission.admit(socket, info, parts, &mut tasks);
     }
@@ -121,6 +125,9 @@ pub(super) struct Parts<S> {
     /// Where an upgraded connection's hold goes, to be kept by a task of
     /// the server's.
     upgraded: mpsc::UnboundedSender<Held>,
+    /// The TLS handshake every connection starts with, if any.
+    #[cfg(feature = "tls")]
+    tls: Option<Arc<super::tls::Acceptor>>,
 }
 
 /// Serves one accepted connection to its end, then gives its slot back.
@@ -142,6 +149,8 @@ pub(super) async fn serve_one<T, S, B>(
         metrics,
         stopped,
         upgraded,
+        #[cfg(feature = "tls")]
+        tls,
     } = parts;
     metrics.record_connection_opened();
     let slot = taken.slot();
@@ -151,6 +160,56 @@ pub(super) async fn serve_one<T, S, B>(
         metrics: metrics.clone(),
         _slot: taken,
     };
+    let served = Served {
+        service,
+        config,
+        metrics,
+        stopped,
+        upgraded,
+        open,
+        slot,
+    };
+    #[cfg(feature = "tls")]
+    if let Some(tls) = tls {
+        // The connection's slot is held through the handshake, under its
+        // own deadline.
+        if let Some(stream) = tls.accept(socket, &served.metrics).await {
+            serve_transport(stream, info, served).await;
+        }
+        return;
+    }
+    serve_transport(socket, info, served).await;
+}
+
+/// What serving an accepted connection takes besides its transport.
+struct Served<S> {
+    service: S,
+    config: Arc<Config>,
+    metrics: Arc<Metrics>,
+    stopped: watch::Receiver<bool>,
+    upgraded: mpsc::UnboundedSender<Held>,
+    open: OpenConnection,
+    slot: Arc<super::slots::Slot>,
+}
+
+/// Serves HTTP on `socket` (plain, or decrypted TLS) to its end.
+async fn serve_transport<T, S, B>(socket: T, info: ConnectionInfo, served: Served<S>)
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    S: Service<Request<Incoming>, Response = Response<B>>,
+    S::Error: Into<BoxError>,
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    let Served {
+        service,
+        config,
+        metrics,
+        stopped,
+        upgraded,
+        open,
+        slot,
+    } = served;
     let conn = Connection::new(
         Counted::new(socket, metrics.clone()),
         service,

@@ -152,7 +152,7 @@ fn try_write<T: AsyncWrite + Unpin>(mut socket: T, answer: &[u8]) {
 }
 
 /// Sends `answer` and closes, bounded in time and bytes.
-async fn refuse<T: AsyncRead + AsyncWrite + Unpin>(mut socket: T, answer: &[u8]) {
+pub(super) async fn refuse<T: AsyncRead + AsyncWrite + Unpin>(mut socket: T, answer: &[u8]) {
     let _ = tokio::time::timeout(REFUSAL_TIME, async {
         socket.write_all(answer).await?;
         socket.shutdown().await?;

@@ -36,6 +36,8 @@ pub struct Metrics {
     connections_evicted: AtomicU64,
     connections_refused: AtomicU64,
     write_timeouts: AtomicU64,
+    tls_handshakes: AtomicU64,
+    tls_handshake_failures: AtomicU64,
     /// Responses by status code, indexed by `status - 100`.
     statuses: Box<[AtomicU64; 500]>,
 }
@@ -62,6 +64,11 @@ pub struct MetricsSnapshot {
     /// Connections closed because a response write made no progress for
     /// [`Config::write_timeout`](super::Config::write_timeout).
     pub write_timeouts: u64,
+    /// TLS handshakes completed (feature `tls`).
+    pub tls_handshakes: u64,
+    /// TLS handshakes that failed: a protocol error, the handshake
+    /// deadline, or a client that spoke plain HTTP to the TLS port.
+    pub tls_handshake_failures: u64,
     /// Responses with a status of 400 or above.
     pub errors: u64,
 }
@@ -77,6 +84,8 @@ impl Default for Metrics {
             connections_evicted: AtomicU64::new(0),
             connections_refused: AtomicU64::new(0),
             write_timeouts: AtomicU64::new(0),
+            tls_handshakes: AtomicU64::new(0),
+            tls_handshake_failures: AtomicU64::new(0),
             statuses: Box::new([const { AtomicU64::new(0) }; 500]),
         }
     }
@@ -127,6 +136,17 @@ impl Metrics {
         self.write_timeouts.load(Relaxed)
     }
 
+    /// TLS handshakes completed (feature `tls`).
+    pub fn tls_handshakes(&self) -> u64 {
+        self.tls_handshakes.load(Relaxed)
+    }
+
+    /// TLS handshakes that failed: a protocol error, the handshake
+    /// deadline, or a client that spoke plain HTTP to the TLS port.
+    pub fn tls_handshake_failures(&self) -> u64 {
+        self.tls_handshake_failures.load(Relaxed)
+    }
+
     /// Responses sent with `status` so far.
     pub fn status_count(&self, status: u16) -> u64 {
         usize::from(status)
@@ -165,6 +185,8 @@ impl Metrics {
             connections_evicted: self.connections_evicted(),
             connections_refused: self.connections_refused(),
             write_timeouts: self.write_timeouts(),
+            tls_handshakes: self.tls_handshakes(),
+            tls_handshake_failures: self.tls_handshake_failures(),
             errors: self.errors(),
         }
     }
@@ -203,6 +225,18 @@ impl Metrics {
     /// Counts a connection closed at the write timeout.
     pub(crate) fn record_write_timeout(&self) {
         self.write_timeouts.fetch_add(1, Relaxed);
+    }
+
+    /// Counts a TLS handshake completed.
+    #[cfg_attr(not(feature = "tls"), allow(dead_code))]
+    pub(crate) fn record_tls_handshake(&self) {
+        self.tls_handshakes.fetch_add(1, Relaxed);
+    }
+
+    /// Counts a TLS handshake failed.
+    #[cfg_attr(not(feature = "tls"), allow(dead_code))]
+    pub(crate) fn record_tls_handshake_failure(&self) {
+        self.tls_handshake_failures.fetch_add(1, Relaxed);
     }
 
     /// Counts a connection closed.
@@ -262,6 +296,16 @@ impl Metrics {
                 "ringstream_write_timeouts_total",
                 "Connections closed because a response write made no progress for the write timeout.",
                 &self.write_timeouts,
+            ),
+            (
+                "ringstream_tls_handshakes_total",
+                "TLS handshakes completed.",
+                &self.tls_handshakes,
+            ),
+            (
+                "ringstream_tls_handshake_failures_total",
+                "TLS handshakes failed: protocol errors, deadlines, plain HTTP on the TLS port.",
+                &self.tls_handshake_failures,
             ),
         ];
         for (name, help, value) in counters {

@@ -51,6 +51,9 @@ mod serve;
 mod service;
 mod slots;
 mod stop;
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub mod tls;
 pub mod upgrade;
 
 use std::sync::Arc;
@@ -108,6 +111,9 @@ pub struct Server<L = TcpListener> {
     listener: L,
     config: Config,
     metrics: Arc<Metrics>,
+    /// Speaks TLS on every connection when set.
+    #[cfg(feature = "tls")]
+    tls: Option<Arc<tls::Acceptor>>,
 }
 
 impl Server {
@@ -118,6 +124,17 @@ impl Server {
     /// [`Error::Io`] when the address cannot be bound.
     pub async fn bind(addr: impl ToSocketAddrs) -> Result<Server, Error> {
         Ok(Server::from_listener(TcpListener::bind(addr).await?))
+    }
+
+    /// Binds a TCP listener to `addr` and serves HTTPS on it with `tls`
+    /// (feature `tls`): [`bind`](Self::bind) then [`tls`](Self::tls).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the address cannot be bound.
+    #[cfg(feature = "tls")]
+    pub async fn bind_tls(addr: impl ToSocketAddrs, tls: tls::TlsConfig) -> Result<Server, Error> {
+        Ok(Server::bind(addr).await?.tls(tls))
     }
 
     /// Serves on a TCP listener bound elsewhere: by the standard library,
@@ -170,7 +187,21 @@ impl<L: Listener> Server<L> {
             listener,
             config: Config::default(),
             metrics: Arc::new(Metrics::default()),
+            #[cfg(feature = "tls")]
+            tls: None,
         }
+    }
+
+    /// Speaks TLS on every connection, with `config` (feature `tls`): see
+    /// [`tls`](crate::server::tls). The handshake has its own deadline
+    /// and takes one of a limited number of places
+    /// ([`TlsConfigBuilder::max_handshakes`](tls::TlsConfigBuilder::max_handshakes));
+    /// the connection then counts and is served as any other.
+    #[cfg(feature = "tls")]
+    #[must_use]
+    pub fn tls(mut self, config: tls::TlsConfig) -> Server<L> {
+        self.tls = Some(Arc::new(tls::Acceptor::new(config)));
+        self
     }
 
     /// Replaces the limits and timeouts.

@@ -257,6 +257,8 @@ fn copy_error(e: &Error) -> Error {
         Error::Closed => Error::Closed,
         Error::User(u) => Error::User(u.to_string().into()),
         e @ Error::NotBuffered { .. } => Error::Io(io::Error::new(e.kind(), e.to_string())),
+        #[cfg(feature = "tls")]
+        e @ Error::Tls(_) => Error::Io(io::Error::new(e.kind(), e.to_string())),
         Error::BodyTooLarge { limit } => Error::BodyTooLarge { limit: *limit },
         Error::WebSocket(e) => Error::WebSocket(*e),
     }

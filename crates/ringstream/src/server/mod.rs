@@ -193,7 +193,7 @@ impl<L: Listener> Server<L> {
     }
 
     /// Speaks TLS on every connection, with `config` (feature `tls`): see
-    /// [`tls`](crate::server::tls). The handshake has its own deadline
+    /// [the `tls` module](crate::server::tls). The handshake has its own deadline
     /// and takes one of a limited number of places
     /// ([`TlsConfigBuilder::max_handshakes`](tls::TlsConfigBuilder::max_handshakes));
     /// the connection then counts and is served as any other.

@@ -788,18 +788,10 @@ fn section_6() -> Vec<Case> {
     cases
 }
 
-/// Cases of section 6 that fail, and why.
-const KNOWN_FAILURES_6: &[&str] = &[
-    // A text frame is read whole before its payload is decoded, so invalid
-    // UTF-8 in the first part of a frame whose rest has not arrived is not
-    // found until the rest arrives.
-    "6.4.3", "6.4.4",
-];
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn autobahn_6_utf8() {
     // 13 cases in 6.1 to 6.4, 132 from the sequences of 6.5 to 6.23.
-    assert_eq!(section("6", section_6(), KNOWN_FAILURES_6).await, 145);
+    assert_eq!(section("6", section_6(), &[]).await, 145);
 }
 
 // ---- 7: close handling ---------------------------------------------------

@@ -722,7 +722,7 @@ fn section_6() -> Vec<Case> {
     // close with 1007 at once, before the third part (never sent here)
     // would end the message.
     let (part1, part2, part3) = six_four_payload();
-    let whole = [part1.clone(), part2.clone(), part3.clone()].concat();
+    let whole = [part1.clone(), part2.clone(), part3].concat();
     let fail_fast = |first: Step, second: Step| {
         vec![
             first,
@@ -771,7 +771,6 @@ fn section_6() -> Vec<Case> {
             ),
         ));
     }
-    let _ = part3;
 
     // 6.5 to 6.23: each sequence in one text frame; valid ones are echoed,
     // invalid ones fail the connection with 1007.

@@ -8,7 +8,6 @@
 //! close the TCP connection ([`Step::ExpectClose`] then
 //! [`Step::ExpectEnd`]), and nothing may come between the last expected
 //! event and that Close; a clean close must answer the client's Close.
-#![allow(dead_code)]
 
 pub mod client;
 pub mod data;
@@ -20,7 +19,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use client::{Chop, Client, End, Event, Frame, Next, Short};
+use client::{Chop, Client, End, Event, Frame, Next};
 
 /// How long a case may take, unless it says otherwise.
 pub const CASE_DEADLINE: Duration = Duration::from_secs(5);
@@ -344,9 +343,4 @@ pub async fn run_section(
 /// `unit` repeated to `len` bytes (Autobahn's `payload_len`).
 pub fn repeated(unit: &[u8], len: usize) -> Vec<u8> {
     unit.iter().copied().cycle().take(len).collect()
-}
-
-/// A payload's summary for a failure message.
-pub fn short(payload: &[u8]) -> String {
-    format!("{:?}", Short(payload))
 }

@@ -10,8 +10,10 @@
 //! send its Close with the code RFC 6455 requires (1002, 1007 or 1009) and
 //! then close the connection, with nothing echoed after the violation; a
 //! clean close must answer the client's Close. Waits of a second in the
-//! original are shorter here, and section 9's sizes and counts are scaled
-//! down so that the whole run takes seconds; each such place says so.
+//! original are shorter here, and the sizes and message counts of
+//! sections 9, 12 and 13 are scaled down so that the whole run takes
+//! seconds in a debug build; each such place says so. `AUTOBAHN_TIMES=1`
+//! prints each case's time.
 //!
 //! A few cases go beyond Autobahn, with ids of their own: `9.extra.*`
 //! (the demo's message limit, 1009) and `13.extra*.*` (permessage-deflate

@@ -231,6 +231,43 @@ async fn violations_are_closed_with_their_codes() {
     }
 }
 
+/// Invalid UTF-8 in the part of a text frame that has arrived fails the
+/// connection at once, before the rest of the frame (Autobahn|Testsuite
+/// cases 6.4.3 and 6.4.4); a valid text frame that arrives in pieces is
+/// echoed whole.
+#[tokio::test]
+async fn invalid_utf8_fails_a_text_frame_before_its_end() {
+    let server = common::start(echo(), Config::default()).await;
+    // "κόσμε", then U+110000 (invalid at its second byte), then "edited".
+    let payload = b"\xce\xba\xe1\xbd\xb9\xcf\x83\xce\xbc\xce\xb5\xf4\x90\x80\x80edited";
+    let wire = frame(0x81, payload);
+    let head = wire.len() - payload.len();
+    for valid_part in [11, 12] {
+        let mut socket = raw(server.addr).await;
+        socket.write_all(&wire[..head + valid_part]).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        socket
+            .write_all(&wire[head + valid_part..head + 13])
+            .await
+            .unwrap();
+        // The rest of the frame is never sent.
+        let (first, close) = tokio::time::timeout(Duration::from_secs(2), read_frame(&mut socket))
+            .await
+            .expect("a Close before the end of the frame");
+        assert_eq!(first, 0x88, "{valid_part}: a Close, not {close:?}");
+        assert_eq!(close_code(&close), 1007, "{valid_part}");
+        closes(&mut socket).await;
+    }
+    let text = "κόσμε edited ".repeat(20);
+    let wire = frame(0x81, text.as_bytes());
+    let mut socket = raw(server.addr).await;
+    for piece in wire.chunks(37) {
+        socket.write_all(piece).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert_eq!(read_frame(&mut socket).await, (0x81, text.into_bytes()));
+}
+
 #[tokio::test]
 async fn a_silent_peer_is_pinged_then_dropped() {
     let server = common::start(echo(), Config::default()).await;

@@ -51,6 +51,10 @@ pub struct WebSocket<T = Io> {
     /// is filled until it holds it whole, so that it is handed over in one
     /// piece.
     pub(super) want: usize,
+    /// The bytes of that payload already decoded (unmasked, a text
+    /// message's UTF-8 checked as they arrived), kept at the front of the
+    /// read buffer until the rest arrives.
+    held: usize,
     /// A Close was sent.
     pub(super) close_sent: bool,
     /// The peer's Close was received, or the connection failed: nothing
@@ -213,6 +217,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             stop: None,
             incoming: None,
             want: 0,
+            held: 0,
             close_sent: false,
             done: false,
             ping_outstanding: false,
@@ -272,10 +277,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             if self.done {
                 return Poll::Ready(Ok(None));
             }
-            if self.want > 0 && self.stream.buffered().len() < self.want {
-                ready!(self.poll_read_more(cx))?;
-                continue;
-            }
             if self.incoming.is_none() {
                 if self.stream.buffered().is_empty() && self.decoder.at_frame_start() {
                     ready!(self.poll_read_more(cx))?;
@@ -298,7 +299,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
                     }
                 }
             }
-            let decoded = match self.decoder.decode(self.stream.buffered_mut()) {
+            let undecoded = self.stream.buffered_mut().get_mut(self.held..);
+            let decoded = match self.decoder.decode(undecoded.unwrap_or_default()) {
                 Ok(decoded) => decoded,
                 Err(e) => {
                     self.fail_with(e);
@@ -328,17 +330,27 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
                         data: Gathered::Empty,
                         compressed,
                     });
-                    // A frame's payload up to the message limit is read
-                    // whole before it is decoded, so that it is handed
-                    // over in one piece.
+                    // A frame's payload up to the message limit is
+                    // gathered whole in the read buffer, so that it is
+                    // handed over in one piece.
                     self.want = len
                         .and_then(|n| usize::try_from(n).ok())
                         .filter(|&n| n <= self.config.limits.max_message_len)
                         .unwrap_or(0);
                 }
                 Event::Data(range) => {
+                    // Part of a payload gathered whole: decoded already
+                    // (so that invalid UTF-8 fails the connection at once),
+                    // it stays where it lies until the rest arrives.
+                    if self.held + range.end < self.want {
+                        self.held += range.end;
+                        continue;
+                    }
+                    let start = if self.held > 0 { 0 } else { range.start };
+                    let piece =
+                        self.take(start..self.held + range.end, self.held + decoded.consumed);
+                    self.held = 0;
                     self.want = 0;
-                    let piece = self.take(range, decoded.consumed);
                     let Some(incoming) = &mut self.incoming else {
                         continue;
                     };

@@ -101,3 +101,58 @@ impl<T> Stream<T> {
         }
     }
 }
+
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin> Stream<T> {
+    /// [`poll_fill`](Stream::poll_fill) for a connection that waits
+    /// between messages: when the read must wait and nothing is buffered,
+    /// the buffers are given back first
+    /// ([`release_idle_buffers`](Self::release_idle_buffers)), so the
+    /// connection holds no block while it waits.
+    pub(crate) fn poll_fill_releasing(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let polled = self.poll_fill(cx);
+        if polled.is_pending() && self.read_buf.is_empty() {
+            self.release_idle_buffers();
+        }
+        polled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::poll_fn;
+    use std::task::Poll;
+
+    use tokio::io::AsyncWriteExt;
+
+    use super::Stream;
+
+    #[tokio::test]
+    async fn a_connection_waiting_for_its_next_message_holds_no_buffer() {
+        let (io, mut peer) = tokio::io::duplex(1024);
+        let mut stream = Stream::new(io);
+        peer.write_all(b"request").await.unwrap();
+        assert_eq!(stream.fill().await.unwrap(), 7);
+        stream.consume(7);
+        stream.buffer_write(b"response");
+        assert!(stream.read_buf.capacity() > 0 && stream.write_buf.capacity() > 0);
+        // Waiting with nothing buffered: the response goes out, and both
+        // blocks are given back.
+        let waited = poll_fn(|cx| Poll::Ready(stream.poll_fill_releasing(cx))).await;
+        assert!(waited.is_pending());
+        assert_eq!(stream.read_buf.capacity(), 0);
+        assert_eq!(stream.write_buf.capacity(), 0);
+        // The next message takes a block again.
+        peer.write_all(b"next").await.unwrap();
+        let read = poll_fn(|cx| stream.poll_fill_releasing(cx)).await.unwrap();
+        assert_eq!(read, 4);
+        assert_eq!(stream.buffered(), b"next");
+
+        // Bytes still unread keep the block.
+        let waited = poll_fn(|cx| Poll::Ready(stream.poll_fill_releasing(cx))).await;
+        assert!(waited.is_pending());
+        assert!(stream.read_buf.capacity() > 0);
+    }
+}

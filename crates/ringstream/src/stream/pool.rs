@@ -9,7 +9,7 @@
 //! kind of at most [`MAX_CAPACITY`] bytes per thread, whatever the number
 //! of connections, and an idle connection still holds no block.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 
 use bytes::BytesMut;
 
@@ -22,29 +22,45 @@ pub(crate) const KEPT: usize = 4;
 /// freed when it is given back).
 pub(crate) const MAX_CAPACITY: usize = 64 * 1024;
 
-struct Pool {
-    read: Vec<BytesMut>,
-    write: Vec<Vec<u8>>,
+thread_local! {
+    // Cells rather than a `RefCell<Vec<_>>`: a take or a give is a few
+    // moves, with no borrow flag and no allocation of its own.
+    static READ: [Cell<Option<BytesMut>>; KEPT] = const { [const { Cell::new(None) }; KEPT] };
+    static WRITE: [Cell<Option<Vec<u8>>>; KEPT] = const { [const { Cell::new(None) }; KEPT] };
 }
 
-thread_local! {
-    static POOL: RefCell<Pool> = const {
-        RefCell::new(Pool {
-            read: Vec::new(),
-            write: Vec::new(),
-        })
-    };
+/// The first block in `slots` with a capacity of at least `min`.
+fn take<B>(slots: &[Cell<Option<B>>], min: usize, capacity: fn(&B) -> usize) -> Option<B> {
+    for slot in slots {
+        if let Some(block) = slot.take() {
+            if capacity(&block) >= min {
+                return Some(block);
+            }
+            slot.set(Some(block));
+        }
+    }
+    None
+}
+
+/// Puts `block` in the first free slot, or drops it when there is none.
+fn give<B>(slots: &[Cell<Option<B>>], block: B) {
+    let mut block = Some(block);
+    for slot in slots {
+        // Swaps `block` into an empty slot; a full one gives its block
+        // back to be put back at once.
+        block = slot.replace(block);
+        if block.is_none() {
+            return;
+        }
+        block = slot.replace(block);
+    }
 }
 
 /// A read block of at least `min` bytes from the pool, if it has one.
 pub(crate) fn take_read(min: usize) -> Option<BytesMut> {
-    POOL.try_with(|pool| {
-        let mut pool = pool.try_borrow_mut().ok()?;
-        let at = pool.read.iter().rposition(|b| b.capacity() >= min)?;
-        Some(pool.read.swap_remove(at))
-    })
-    .ok()
-    .flatten()
+    READ.try_with(|slots| take(slots, min, BytesMut::capacity))
+        .ok()
+        .flatten()
 }
 
 /// Gives an empty read block back. It is kept when the pool has room,
@@ -57,25 +73,16 @@ pub(crate) fn give_read(mut block: BytesMut, min: usize) {
     if !block.try_reclaim(min) || block.capacity() > MAX_CAPACITY {
         return;
     }
-    let _ = POOL.try_with(|pool| {
-        if let Ok(mut pool) = pool.try_borrow_mut() {
-            if pool.read.len() < KEPT {
-                pool.read.push(block);
-            }
-        }
-    });
+    let _ = READ.try_with(|slots| give(slots, block));
 }
 
 /// A write buffer with room for at least `min` bytes from the pool, if it
 /// has one.
 pub(crate) fn take_write(min: usize) -> Option<Vec<u8>> {
-    POOL.try_with(|pool| {
-        let mut pool = pool.try_borrow_mut().ok()?;
-        let at = pool.write.iter().rposition(|b| b.capacity() >= min)?;
-        Some(pool.write.swap_remove(at))
-    })
-    .ok()
-    .flatten()
+    WRITE
+        .try_with(|slots| take(slots, min, Vec::capacity))
+        .ok()
+        .flatten()
 }
 
 /// Gives a write buffer back (its contents are discarded). It is kept
@@ -85,22 +92,24 @@ pub(crate) fn give_write(mut buffer: Vec<u8>) {
         return;
     }
     buffer.clear();
-    let _ = POOL.try_with(|pool| {
-        if let Ok(mut pool) = pool.try_borrow_mut() {
-            if pool.write.len() < KEPT {
-                pool.write.push(buffer);
-            }
-        }
-    });
+    let _ = WRITE.try_with(|slots| give(slots, buffer));
 }
 
 /// The number of read and write blocks this thread's pool holds.
 #[cfg(test)]
 pub(crate) fn held() -> (usize, usize) {
-    POOL.with(|pool| {
-        let pool = pool.borrow();
-        (pool.read.len(), pool.write.len())
-    })
+    fn count<B>(slots: &[Cell<Option<B>>]) -> usize {
+        slots
+            .iter()
+            .filter(|slot| {
+                let block = slot.take();
+                let full = block.is_some();
+                slot.set(block);
+                full
+            })
+            .count()
+    }
+    (READ.with(|s| count(s)), WRITE.with(|s| count(s)))
 }
 
 #[cfg(test)]

@@ -83,7 +83,9 @@ where
             } = self;
             let read = tokio::select! {
                 biased;
-                read = stream.fill() => read,
+                // Waiting for the next request, the connection holds
+                // no read or write block (they go to the thread's pool).
+                read = poll_fn(|cx| stream.poll_fill_releasing(cx)) => read,
                 () = timer.as_mut() => {
                     return Err(if idle {
                         HeadOutcome::Closed

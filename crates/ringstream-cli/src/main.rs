@@ -2,13 +2,17 @@
 
 use std::io::IsTerminal as _;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::{Parser, Subcommand};
+use clap::{ArgGroup, Parser, Subcommand};
 use ringstream::ringstream_core::Limits;
+use ringstream::server::tls::TlsConfig;
 use ringstream::server::{Config, Server};
 use ringstream_cli::app::App;
+use ringstream_cli::https::{RedirectToHttps, SelfSigned};
 use tracing_subscriber::EnvFilter;
 
 /// ringstream: an HTTP/1.1 server that streams bytes at memory speed with
@@ -29,10 +33,37 @@ enum Command {
 }
 
 #[derive(Parser, Debug)]
+#[command(group(ArgGroup::new("tls").args(["tls_cert", "tls_self_signed"])))]
 struct ServeArgs {
-    /// Address to listen on.
+    /// Address to listen on (HTTPS with --tls-cert or --tls-self-signed).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
+    /// Serve HTTPS with the certificate chain in FILE (PEM, the server's
+    /// certificate first, as Let's Encrypt's fullchain.pem). SIGHUP reads
+    /// it and --tls-key again.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Serve HTTPS with a development certificate made at start for
+    /// localhost, 127.0.0.1 and ::1. Its SHA-256 fingerprint and the file
+    /// it is written to (to trust it: curl --cacert FILE) are logged.
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
+    tls_self_signed: bool,
+    /// Where --tls-self-signed writes its certificate, as DIR/cert.pem
+    /// (default: a new directory under the temporary directory, removed
+    /// at exit). The key is never written.
+    #[arg(long, value_name = "DIR", requires = "tls_self_signed")]
+    tls_self_signed_out: Option<PathBuf>,
+    /// Require a client certificate signed by one of the CA certificates
+    /// in FILE (PEM). SIGHUP reads it again.
+    #[arg(long, value_name = "FILE", requires = "tls")]
+    tls_client_ca: Option<PathBuf>,
+    /// Also listen for plain HTTP on ADDR, answering every request with a
+    /// 308 redirect to the same URL over HTTPS on --addr's port.
+    #[arg(long, value_name = "ADDR", requires = "tls")]
+    redirect_http: Option<SocketAddr>,
     /// Serve the files under this directory at /static/.
     #[arg(long, value_name = "DIR")]
     root: Option<std::path::PathBuf>,
@@ -82,7 +113,7 @@ struct ServeArgs {
     no_access_log: bool,
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -97,9 +128,34 @@ fn main() -> anyhow::Result<()> {
         .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .with_writer(std::io::stderr)
         .init();
-    match cli.command {
+    let done = match cli.command {
         Command::Serve(args) => serve(args),
+    };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", one_line(&e));
+            ExitCode::FAILURE
+        }
     }
+}
+
+/// An error and its causes on one line, `: `-separated, leaving out a
+/// cause whose text the line already holds (ringstream's and the TLS
+/// configuration's errors repeat their source's text).
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -109,10 +165,25 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         runtime.worker_threads(workers.max(1));
     }
     let runtime = runtime.build().context("starting the tokio runtime")?;
+    // Before binding, so that a certificate that does not load stops the
+    // server before it holds its port. The serving task owns it: the
+    // development certificate's directory goes when serving ends.
+    let https = Https::new(&args)?;
     runtime.block_on(async move {
-        let server = Server::bind(args.addr)
+        let mut server = Server::bind(args.addr)
             .await
             .with_context(|| format!("binding {}", args.addr))?;
+        if let Some(https) = &https {
+            server = server.tls(https.config.clone());
+        }
+        let redirect = match args.redirect_http {
+            Some(addr) => Some(
+                Server::bind(addr)
+                    .await
+                    .with_context(|| format!("binding --redirect-http {addr}"))?,
+            ),
+            None => None,
+        };
         let config = Config {
             max_connections: args.max_connections,
             listen_backlog: args.listen_backlog,
@@ -144,36 +215,232 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let addr = server.local_addr()?;
         check_open_files(args.max_connections);
         // Listening for signals starts before the address is announced, so
-        // no signal can arrive unheard.
+        // no signal can arrive unheard (SIGHUP's default action would end
+        // the process).
         let mut signals = Signals::new();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        #[cfg(unix)]
+        if let Some(https) = &https {
+            https.reload_on_hangup()?;
+        }
+        // One shutdown for both servers: the first signal starts it, the
+        // second ends it at once.
+        let (stop, stopping) = tokio::sync::watch::channel(false);
         let (force, forced) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(async move {
             signals.recv().await;
             tracing::info!("shutting down; a second signal closes every connection now");
-            let _ = stop.send(());
+            let _ = stop.send(true);
             signals.recv().await;
             let _ = force.send(());
         });
-        tracing::info!(%addr, "ringstream listening");
-        println!("ringstream listening on http://{addr}");
+        let stopped = move || {
+            let mut stopping = stopping.clone();
+            async move {
+                let _ = stopping.wait_for(|stop| *stop).await;
+            }
+        };
+        let scheme = if https.is_some() { "https" } else { "http" };
+        tracing::info!("ringstream listening on {scheme}://{addr}");
+        println!("ringstream listening on {scheme}://{addr}");
+        let redirecting = match redirect {
+            Some(redirect) => {
+                let from = redirect.local_addr()?;
+                tracing::info!(
+                    "redirecting http://{from} to https:// on port {}",
+                    addr.port()
+                );
+                println!(
+                    "ringstream redirecting http://{from} to port {}",
+                    addr.port()
+                );
+                Some(
+                    redirect
+                        .serve(RedirectToHttps::new(addr.port()))
+                        .with_config(config.clone())
+                        .with_graceful_shutdown(stopped()),
+                )
+            }
+            None => None,
+        };
+        let main_stopped = stopped();
         let serving = server
             .serve(app)
             .with_config(config)
             .with_graceful_shutdown(async move {
-                let _ = stopped.await;
+                main_stopped.await;
                 // End the live event streams so their connections can finish.
                 events.close();
             });
+        let both = async move {
+            match redirecting {
+                Some(redirecting) => tokio::try_join!(serving, redirecting).map(|_| ()),
+                None => serving.await,
+            }
+        };
         tokio::select! {
-            served = serving => served?,
+            served = both => served?,
             Ok(()) = forced => {
-                // Dropping the server aborts every connection task.
+                // Dropping the servers aborts every connection task.
                 tracing::warn!("second signal: closing every connection now");
             }
         }
         Ok(())
     })
+}
+
+/// What `--tls-cert` or `--tls-self-signed` serves HTTPS with.
+struct Https {
+    config: TlsConfig,
+    /// The files a reload reads again (none for the development certificate
+    /// alone, which lives in memory).
+    #[cfg_attr(not(unix), allow(dead_code))]
+    files: Vec<PathBuf>,
+    /// The development certificate's own directory, removed on drop.
+    _written: Option<Written>,
+}
+
+impl Https {
+    /// The TLS configuration the arguments ask for, if any.
+    fn new(args: &ServeArgs) -> anyhow::Result<Option<Https>> {
+        let mut builder = TlsConfig::builder();
+        let mut files = Vec::new();
+        let mut written = None;
+        if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+            builder = builder.certificate_files(cert, key);
+            files.extend([cert.clone(), key.clone()]);
+        } else if args.tls_self_signed {
+            let (pem, out) = self_signed(args.tls_self_signed_out.as_deref())?;
+            builder = builder.certificate_pem(pem.cert_pem.as_bytes(), pem.key_pem.as_bytes());
+            written = out;
+        } else {
+            return Ok(None);
+        }
+        if let Some(ca) = &args.tls_client_ca {
+            builder = builder.client_auth_file(ca, true);
+            files.push(ca.clone());
+        }
+        // A certificate and its key may share one file.
+        files.dedup();
+        let config = builder.build().with_context(|| {
+            if files.is_empty() {
+                "TLS configuration".to_string()
+            } else {
+                format!("TLS configuration from {}", list(&files))
+            }
+        })?;
+        Ok(Some(Https {
+            config,
+            files,
+            _written: written,
+        }))
+    }
+
+    /// On SIGHUP, reads the certificate files again: new connections get
+    /// the new certificate, open ones keep theirs; on an error the old one
+    /// stays.
+    #[cfg(unix)]
+    fn reload_on_hangup(&self) -> anyhow::Result<()> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut hangup = signal(SignalKind::hangup()).context("listening for SIGHUP")?;
+        let config = self.config.clone();
+        let files = list(&self.files);
+        tokio::spawn(async move {
+            while hangup.recv().await.is_some() {
+                if files.is_empty() {
+                    tracing::info!(
+                        "SIGHUP: the development certificate has no file to read again; it stays"
+                    );
+                    continue;
+                }
+                let config = config.clone();
+                match tokio::task::spawn_blocking(move || config.reload()).await {
+                    Ok(Ok(())) => tracing::info!(
+                        %files,
+                        "SIGHUP: TLS certificate reloaded; new connections get it"
+                    ),
+                    Ok(Err(e)) => tracing::error!(
+                        %files,
+                        error = %e,
+                        "SIGHUP: TLS certificate not reloaded; the old one stays"
+                    ),
+                    Err(e) => tracing::error!(error = %e, "SIGHUP: the reload failed"),
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+/// Paths, comma-separated.
+fn list(files: &[PathBuf]) -> String {
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    names.join(", ")
+}
+
+/// Makes the development certificate, writes it to `out`/cert.pem (or to
+/// a new directory of its own) and logs where, with its fingerprint.
+fn self_signed(out: Option<&Path>) -> anyhow::Result<(SelfSigned, Option<Written>)> {
+    let pem = SelfSigned::generate().context("making the development certificate")?;
+    let (dir, written) = match out {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating --tls-self-signed-out {}", dir.display()))?;
+            (dir.to_path_buf(), None)
+        }
+        None => {
+            let dir = private_temp_dir()?;
+            (dir.clone(), Some(Written { dir }))
+        }
+    };
+    let path = dir.join("cert.pem");
+    std::fs::write(&path, &pem.cert_pem)
+        .with_context(|| format!("writing the development certificate to {}", path.display()))?;
+    tracing::info!(
+        sha256 = %pem.fingerprint(),
+        cert = %path.display(),
+        "TLS: a self-signed development certificate for {}; to trust it, \
+         use its PEM file (curl --cacert) or check its fingerprint",
+        ringstream_cli::https::SELF_SIGNED_NAMES.join(", ")
+    );
+    Ok((pem, written))
+}
+
+/// A new directory under the temporary directory that only this user can
+/// write to: no one else can put another certificate in its place.
+fn private_temp_dir() -> anyhow::Result<PathBuf> {
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    let base = std::env::temp_dir();
+    let mut attempt = 0u32;
+    loop {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = base.join(format!("ringstream-tls-{}-{nanos:08x}", std::process::id()));
+        match builder.create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => {
+                attempt += 1;
+            }
+            Err(e) => {
+                return Err(e).with_context(|| format!("creating {}", dir.display()));
+            }
+        }
+    }
+}
+
+/// The development certificate's directory, removed with its file when
+/// the server stops.
+struct Written {
+    dir: PathBuf,
+}
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.dir.join("cert.pem"));
+        let _ = std::fs::remove_dir(&self.dir);
+    }
 }
 
 /// Ctrl-C, and SIGTERM on Unix, heard as many times as they come. On Unix

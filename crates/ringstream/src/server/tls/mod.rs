@@ -1,5 +1,5 @@
 //! HTTPS and WSS (feature `tls`): the server speaks TLS 1.2 and 1.3 with
-//! rustls on its ring provider.
+//! rustls on its aws-lc-rs provider.
 //!
 //! A [`TlsConfig`] holds the certificates (one for every name, or one per
 //! server name with SNI), optional client-certificate authentication, the

@@ -46,6 +46,11 @@
 //! (`ringstream_ws_broadcast_*{route="/ws/broadcast"}`): messages skipped
 //! by clients that fell behind (the stalled ones) and clients closed for
 //! it. The peers have no such counters: their columns read `-`.
+//!
+//! The table shows medians over rounds (servers alternating in order from
+//! round to round), and each server's CPU per delivered message against
+//! fastwebsockets' as the median of the ratios within each round (`÷ fws`),
+//! which a drift of the machine's speed between rounds does not move.
 
 use std::io;
 use std::net::SocketAddr;
@@ -639,7 +644,7 @@ fn report(args: &Args, size: usize, samples: &[(&'static str, Vec<Sample>)]) {
             args.connections, readers, args.stalled, args.duration
         );
         println!(
-            "{:<15} {:>7} {:>11}  {:>9} {:>9} {:>9}  {:>9}  {:>6} {:>6} {:>6}  {:>22}  {:>12} {:>10} {:>7}",
+            "{:<15} {:>7} {:>11}  {:>9} {:>9} {:>9}  {:>9} {:>6}  {:>6} {:>6} {:>6}  {:>22}  {:>12} {:>10} {:>7}",
             "server",
             "sent/s",
             "delivered/s",
@@ -647,6 +652,7 @@ fn report(args: &Args, size: usize, samples: &[(&'static str, Vec<Sample>)]) {
             "p99",
             "max",
             "CPU/dlv",
+            "÷ fws",
             "server",
             "client",
             "others",
@@ -656,8 +662,20 @@ fn report(args: &Args, size: usize, samples: &[(&'static str, Vec<Sample>)]) {
             "skipped",
         );
     }
+    let reference = samples
+        .iter()
+        .find(|(name, _)| *name == ws::REFERENCE)
+        .map(|(_, v)| v);
     let mut rows = Vec::new();
     for (name, v) in samples {
+        // CPU per delivery against fastwebsockets', round by round.
+        let ratios: Option<Vec<f64>> = reference.map(|r| {
+            v.iter()
+                .zip(r)
+                .map(|(s, r)| s.server_ns / r.server_ns)
+                .collect()
+        });
+        let ratio = ratios.as_deref().map(super::median);
         let median = |f: &dyn Fn(&Sample) -> f64| super::median(&v.iter().map(f).collect::<Vec<_>>());
         let sent = median(&|s| s.sent_per_second);
         let delivered = median(&|s| s.delivered_per_second);
@@ -702,6 +720,8 @@ fn report(args: &Args, size: usize, samples: &[(&'static str, Vec<Sample>)]) {
                 ("latency_p99_ns".into(), json!(p99)),
                 ("latency_max_ns".into(), json!(max)),
                 ("server_cpu_ns_per_delivered".into(), json!(cpu)),
+                ("cpu_ratio_to_fastwebsockets".into(), json!(ratio)),
+                ("cpu_round_ratios".into(), json!(ratios)),
                 ("server_busy".into(), json!(server_busy)),
                 ("client_busy".into(), json!(client_busy)),
                 ("others_busy".into(), json!(others)),
@@ -728,7 +748,7 @@ fn report(args: &Args, size: usize, samples: &[(&'static str, Vec<Sample>)]) {
                 rss_peak / 1048576.0
             );
             println!(
-                "{:<15} {:>7.0} {:>11.0}  {:>9} {:>9} {:>9}  {:>6.0} ns  {:>5.0}% {:>5.0}% {:>5.0}%  {:>22}  {:>12} {:>10} {:>7.0}",
+                "{:<15} {:>7.0} {:>11.0}  {:>9} {:>9} {:>9}  {:>6.0} ns {:>6}  {:>5.0}% {:>5.0}% {:>5.0}%  {:>22}  {:>12} {:>10} {:>7.0}",
                 name,
                 sent,
                 delivered,
@@ -736,6 +756,7 @@ fn report(args: &Args, size: usize, samples: &[(&'static str, Vec<Sample>)]) {
                 millis(p99),
                 millis(max),
                 cpu,
+                ratio.map_or("-".to_string(), |r| format!("{r:.2}")),
                 server_busy * 100.0,
                 client_busy * 100.0,
                 others * 100.0,

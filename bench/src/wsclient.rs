@@ -10,8 +10,9 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpSocket, TcpStream};
 
 /// The `Sec-WebSocket-Key` every connection sends: the sample nonce of RFC
 /// 6455 §1.3. Servers answer it with [`ACCEPT`]; none of them checks that
@@ -185,9 +186,10 @@ impl From<io::Error> for ConnectError {
     }
 }
 
-/// One upgraded connection and its read buffer.
-pub struct Conn {
-    stream: TcpStream,
+/// One upgraded connection and its read buffer; the stream is the TCP
+/// connection, or its read half once [`split`](Conn::split).
+pub struct Conn<S = TcpStream> {
+    stream: S,
     buf: Box<[u8]>,
     start: usize,
     end: usize,
@@ -201,7 +203,27 @@ impl Conn {
         path: &str,
         buf_len: usize,
     ) -> Result<Self, ConnectError> {
-        let mut stream = TcpStream::connect(addr).await?;
+        Conn::connect_with(addr, path, buf_len, None).await
+    }
+
+    /// As [`connect`](Self::connect), with the socket's receive buffer
+    /// (`SO_RCVBUF`) set to `recv_buffer` bytes before it connects (the
+    /// kernel doubles it for its bookkeeping and keeps it from growing),
+    /// or left to the kernel with `None`.
+    pub async fn connect_with(
+        addr: SocketAddr,
+        path: &str,
+        buf_len: usize,
+        recv_buffer: Option<u32>,
+    ) -> Result<Self, ConnectError> {
+        let socket = match addr {
+            SocketAddr::V4(_) => TcpSocket::new_v4()?,
+            SocketAddr::V6(_) => TcpSocket::new_v6()?,
+        };
+        if let Some(size) = recv_buffer {
+            socket.set_recv_buffer_size(size)?;
+        }
+        let mut stream = socket.connect(addr).await?;
         stream.set_nodelay(true)?;
         stream
             .write_all(upgrade_request(&addr.to_string(), path).as_bytes())
@@ -240,6 +262,28 @@ impl Conn {
         Ok(conn)
     }
 
+    /// The receiving side (with what is buffered) and the sending side,
+    /// for a task each.
+    pub fn split(self) -> (Conn<OwnedReadHalf>, OwnedWriteHalf) {
+        let (read, write) = self.stream.into_split();
+        let conn = Conn {
+            stream: read,
+            buf: self.buf,
+            start: self.start,
+            end: self.end,
+        };
+        (conn, write)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> Conn<S> {
+    /// Send `frame` (a whole pre-built client frame) as it is.
+    pub async fn send(&mut self, frame: &[u8]) -> io::Result<()> {
+        self.stream.write_all(frame).await
+    }
+}
+
+impl<S: AsyncRead + Unpin> Conn<S> {
     /// Read more into the buffer (compacting it first when its end is
     /// reached); returns the bytes read, 0 at end of stream.
     async fn fill(&mut self) -> io::Result<usize> {
@@ -266,15 +310,52 @@ impl Conn {
         Ok(())
     }
 
-    /// Send `frame` (a whole pre-built client frame) as it is.
-    pub async fn send(&mut self, frame: &[u8]) -> io::Result<()> {
-        self.stream.write_all(frame).await
-    }
-
     /// Read one whole data message (all its frames up to the final one,
     /// skipping control frames between them) and return its payload
     /// length. With `expect`, the payload must equal it.
     pub async fn read_message(&mut self, expect: Option<&[u8]>) -> io::Result<u64> {
+        let total = self
+            .read_data(|at, piece| match expect {
+                Some(expect) if expect.get(at..at + piece.len()) != Some(piece) => {
+                    Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "the echo differs from the message sent",
+                    ))
+                }
+                _ => Ok(()),
+            })
+            .await?;
+        if let Some(expect) = expect {
+            if total != expect.len() as u64 {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("echoed {total} bytes for a {}-byte message", expect.len()),
+                ));
+            }
+        }
+        Ok(total)
+    }
+
+    /// Read one whole data message as [`read_message`](Self::read_message)
+    /// does, copying the first `head.len()` bytes of its payload (fewer
+    /// when it is shorter) into `head`; returns the payload length.
+    pub async fn read_message_head(&mut self, head: &mut [u8]) -> io::Result<u64> {
+        self.read_data(|at, piece| {
+            if let Some(into) = head.get_mut(at..) {
+                let n = into.len().min(piece.len());
+                into[..n].copy_from_slice(&piece[..n]);
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Read one whole data message, handing each piece of its payload to
+    /// `piece` with its offset in the message; returns the payload length.
+    async fn read_data(
+        &mut self,
+        mut piece: impl FnMut(usize, &[u8]) -> io::Result<()>,
+    ) -> io::Result<u64> {
         let mut total = 0u64;
         loop {
             let header = loop {
@@ -300,31 +381,14 @@ impl Conn {
                     self.fill_some().await?;
                 }
                 let n = left.min((self.end - self.start) as u64) as usize;
-                if let (false, Some(expect)) = (control, expect) {
-                    let at = total as usize;
-                    let got = &self.buf[self.start..self.start + n];
-                    if expect.get(at..at + n) != Some(got) {
-                        return Err(io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            "the echo differs from the message sent",
-                        ));
-                    }
+                if !control {
+                    piece(total as usize, &self.buf[self.start..self.start + n])?;
+                    total += n as u64;
                 }
                 self.start += n;
                 left -= n as u64;
-                if !control {
-                    total += n as u64;
-                }
             }
             if header.fin && !control {
-                if let Some(expect) = expect {
-                    if total != expect.len() as u64 {
-                        return Err(io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            format!("echoed {total} bytes for a {}-byte message", expect.len()),
-                        ));
-                    }
-                }
                 return Ok(total);
             }
         }
@@ -453,6 +517,11 @@ mod tests {
                 s.write_all(&[0x89, 0x01, b'p']).await.unwrap();
                 s.write_all(&[0x80, 0x7e, 0x00, 200]).await.unwrap();
                 s.write_all(&body[100..]).await.unwrap();
+                // The same message again, for the head reader.
+                s.write_all(&[0x02, 0x64]).await.unwrap();
+                s.write_all(&body[..100]).await.unwrap();
+                s.write_all(&[0x80, 0x7e, 0x00, 200]).await.unwrap();
+                s.write_all(&body[100..]).await.unwrap();
                 // Then the client's frame: read it whole and check it.
                 let frame = masked_frame(OP_BINARY, &payload(64), MASK);
                 let mut got = vec![0u8; frame.len()];
@@ -462,6 +531,10 @@ mod tests {
             let mut conn = Conn::connect(addr, "/ws/echo", 64).await.unwrap();
             let n = conn.read_message(Some(&payload(300))).await.unwrap();
             assert_eq!(n, 300);
+            let mut head = [0u8; 120];
+            let n = conn.read_message_head(&mut head).await.unwrap();
+            assert_eq!(n, 300);
+            assert_eq!(&head[..], &payload(300)[..120], "across the two fragments");
             conn.send(&masked_frame(OP_BINARY, &payload(64), MASK))
                 .await
                 .unwrap();

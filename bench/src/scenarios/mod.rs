@@ -65,7 +65,11 @@ scenarios! {
     /// Resident memory per idle WebSocket connection at 1,000 connections:
     /// ringstream vs fastwebsockets and tokio-tungstenite.
     WsIdle => ws_idle, "ws-idle";
-    /// Run a WebSocket echo peer server on fastwebsockets or tokio-tungstenite (used by `ws-*`).
+    /// One message to 1,000 WebSocket clients, 10 of which never read: delivered/s,
+    /// latency, server CPU per delivery and RSS, the broadcaster's drop counts:
+    /// ringstream's `/ws/broadcast` vs fastwebsockets and tokio-tungstenite fan-outs.
+    WsBroadcast => ws_broadcast, "ws-broadcast";
+    /// Run a WebSocket echo (or `--broadcast`) peer server on fastwebsockets or tokio-tungstenite (used by `ws-*`).
     WsPeer => ws_peer, "ws-peer";
 }
 

@@ -196,13 +196,14 @@ pub fn start_hyper(workers: usize, cpus: Option<&str>) -> anyhow::Result<ServerP
     })
 }
 
-/// Start a WebSocket echo peer (`ringstream-bench ws-peer`) on
+/// Start a WebSocket peer (`ringstream-bench ws-peer`) on
 /// `implementation` with `workers` runtime threads (0: a current-thread
-/// runtime), on `cpus` if given.
+/// runtime), on `cpus` if given, with `extra` flags (`--broadcast`, `--send-buffer`).
 pub fn start_ws_peer(
     implementation: super::ws_peer::Impl,
     workers: usize,
     cpus: Option<&str>,
+    extra: &[&str],
 ) -> anyhow::Result<ServerProcess> {
     let addr = free_port()?;
     let child = pinned(&std::env::current_exe()?, cpus)
@@ -215,6 +216,7 @@ pub fn start_ws_peer(
             "--workers",
             &workers.to_string(),
         ])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -3,9 +3,11 @@
 //! client's pinned runtime and the open-file limit.
 //!
 //! ringstream's variant runs `ringstream serve` (the binary next to this
-//! one) and targets its demo's echo route, `/ws/echo` by default. Until
-//! that binary exists and the route answers the upgrade with `101`, the
-//! variant is skipped with a note and the peers are measured alone.
+//! one) and targets its demo's echo route, `/ws/echo` by default, or its
+//! broadcast route, `/ws/broadcast`, for `ws-broadcast` (whose peers then
+//! run with `--broadcast`). Until that binary exists and the route answers
+//! the upgrade with `101`, the variant is skipped with a note and the peers
+//! are measured alone.
 
 use std::net::SocketAddr;
 
@@ -38,9 +40,19 @@ pub struct ServerArgs {
         default_value = "ringstream,fastwebsockets,tungstenite"
     )]
     pub servers: Vec<WsServer>,
-    /// Path of the upgrade request (the peers upgrade on any path).
-    #[arg(long, default_value = "/ws/echo")]
-    pub path: String,
+    /// Path of the upgrade request (the peers upgrade on any path);
+    /// `/ws/echo` by default, `/ws/broadcast` for `ws-broadcast`.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// Whether the servers broadcast every message to every client instead
+    /// of echoing it (set by `ws-broadcast`).
+    #[arg(skip)]
+    pub broadcast: bool,
+    /// The send buffer the servers give every connection (`--send-buffer`
+    /// of `ringstream serve` and `ws-peer`; set by `ws-broadcast`), else
+    /// the kernel's.
+    #[arg(skip)]
+    pub send_buffer: Option<u32>,
     /// Runtime worker threads of each server (multi-thread runtimes);
     /// 0 runs the peers on a current-thread runtime (`ringstream serve`
     /// then takes 1).
@@ -55,24 +67,46 @@ pub struct ServerArgs {
     pub client_cpu: i32,
 }
 
+impl ServerArgs {
+    /// The path of the upgrade request.
+    pub fn path(&self) -> &str {
+        match &self.path {
+            Some(path) => path,
+            None if self.broadcast => "/ws/broadcast",
+            None => "/ws/echo",
+        }
+    }
+}
+
 impl WsServer {
     /// Start this server, able to hold `connections` WebSocket
     /// connections at once.
     fn start(self, args: &ServerArgs, connections: usize) -> anyhow::Result<ServerProcess> {
         let cpus = super::http::cpus(&args.server_cpus);
-        match self {
-            WsServer::Ringstream => {
-                let max = (connections + 64).max(1024).to_string();
-                start_ringstream_with(args.workers, cpus, &["--max-connections", &max])
-            }
-            WsServer::Fastwebsockets => start_ws_peer(Impl::Fastwebsockets, args.workers, cpus),
-            WsServer::Tungstenite => start_ws_peer(Impl::Tungstenite, args.workers, cpus),
+        let send_buffer = args.send_buffer.map(|size| size.to_string());
+        let mut extra: Vec<&str> = Vec::new();
+        if let Some(size) = &send_buffer {
+            extra.extend(["--send-buffer", size]);
         }
+        let max = (connections + 64).max(1024).to_string();
+        let implementation = match self {
+            WsServer::Ringstream => {
+                extra.extend(["--max-connections", &max]);
+                return start_ringstream_with(args.workers, cpus, &extra);
+            }
+            WsServer::Fastwebsockets => Impl::Fastwebsockets,
+            WsServer::Tungstenite => Impl::Tungstenite,
+        };
+        if args.broadcast {
+            extra.push("--broadcast");
+        }
+        start_ws_peer(implementation, args.workers, cpus, &extra)
     }
 }
 
-/// Start `server` and check with one connection that `args.path`
-/// upgrades and echoes. ringstream's variant is skipped (`None`, with a
+/// Start `server` and check with one connection that `args.path()`
+/// upgrades and echoes (a broadcast sends the message back to its sender
+/// too). ringstream's variant is skipped (`None`, with a
 /// note on stderr) when its binary is missing or it does not upgrade; a
 /// peer that fails is an error.
 pub fn start_checked(
@@ -93,15 +127,17 @@ pub fn start_checked(
         Ok(p) => p,
         Err(e) => return skip(format!("{e:#}")),
     };
-    match rt.block_on(probe(process.addr, &args.path)) {
+    match rt.block_on(probe(process.addr, args.path())) {
         Ok(()) => Ok(Some(process)),
         Err(ConnectError::Refused(why)) => skip(format!(
             "`GET {}` upgrade request to {}: {why}",
-            args.path, process.name
+            args.path(),
+            process.name
         )),
         Err(ConnectError::Io(e)) => skip(format!(
             "{} failed the upgrade and echo on {}: {e}",
-            process.name, args.path
+            process.name,
+            args.path()
         )),
     }
 }

@@ -228,7 +228,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     let run = || {
                         rt.block_on(echo_run(
                             &servers[i],
-                            &args.servers.path,
+                            args.servers.path(),
                             payload.clone(),
                             connections,
                             warmup,

@@ -76,7 +76,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 rt.block_on(async {
                     for _ in 0..args.connections {
                         conns.push(
-                            Conn::connect(server.addr, &args.servers.path, 512)
+                            Conn::connect(server.addr, args.servers.path(), 512)
                                 .await
                                 .with_context(|| {
                                     format!(

@@ -78,6 +78,12 @@ struct ServeArgs {
     /// Length of the listen queue (capped by the kernel's somaxconn).
     #[arg(long, default_value_t = 1024)]
     listen_backlog: u32,
+    /// Send buffer of every connection (SO_SNDBUF), in bytes: the kernel
+    /// doubles it for its bookkeeping and no longer grows it. The kernel's
+    /// own by default, which grows to megabytes; a smaller one bounds what
+    /// the kernel holds for a client that stops reading.
+    #[arg(long, value_name = "BYTES")]
+    send_buffer: Option<u32>,
     /// Seconds a client may take to send a request head.
     #[arg(long, default_value_t = 10)]
     head_timeout: u64,
@@ -170,9 +176,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // development certificate's directory goes when serving ends.
     let https = Https::new(&args)?;
     runtime.block_on(async move {
-        let mut server = Server::bind(args.addr)
-            .await
-            .with_context(|| format!("binding {}", args.addr))?;
+        let mut server = match args.send_buffer {
+            None => Server::bind(args.addr).await.map_err(anyhow::Error::from),
+            Some(size) => bind_with_send_buffer(args.addr, size, args.listen_backlog)
+                .map(Server::from_listener),
+        }
+        .with_context(|| format!("binding {}", args.addr))?;
         if let Some(https) = &https {
             server = server.tls(https.config.clone());
         }
@@ -441,6 +450,29 @@ impl Drop for Written {
         let _ = std::fs::remove_file(self.dir.join("cert.pem"));
         let _ = std::fs::remove_dir(&self.dir);
     }
+}
+
+/// A listener on `addr` whose connections have a send buffer of `size`
+/// bytes: set on the listening socket, which accepted connections inherit
+/// it from (Linux, the BSDs).
+fn bind_with_send_buffer(
+    addr: SocketAddr,
+    size: u32,
+    backlog: u32,
+) -> anyhow::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As tokio's own `TcpListener::bind` does on Unix.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket
+        .set_send_buffer_size(size)
+        .context("setting the send buffer")?;
+    socket.bind(addr)?;
+    Ok(socket.listen(backlog)?)
 }
 
 /// Ctrl-C, and SIGTERM on Unix, heard as many times as they come. On Unix

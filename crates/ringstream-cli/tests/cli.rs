@@ -214,3 +214,22 @@ fn wait_until_accepted(addr: SocketAddr) {
     probe.read_to_end(&mut response).expect("read");
     assert!(response.starts_with(b"HTTP/1.1 200 OK\r\n"));
 }
+
+/// `--send-buffer` sets the send buffer of the connections: the server
+/// starts, and a response many times that size still arrives whole.
+#[test]
+fn serve_takes_a_send_buffer() {
+    let (_server, addr, _lines) = start_with(&["--send-buffer", "4096"]);
+    let mut conn = TcpStream::connect(addr).expect("connect");
+    conn.write_all(b"GET /bytes/1000000 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .expect("send");
+    let mut response = Vec::new();
+    conn.read_to_end(&mut response).expect("read");
+    let head_end = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a head")
+        + 4;
+    assert!(response.starts_with(b"HTTP/1.1 200"));
+    assert_eq!(response.len() - head_end, 1_000_000);
+}

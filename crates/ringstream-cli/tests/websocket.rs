@@ -1,18 +1,20 @@
 //! The demo's WebSockets over real sockets, with an independent client
 //! (tokio-tungstenite): `/ws/echo` sends text and binary back, `/ws/live`
-//! pushes the counters and takes commands, and a `GET` that is no
+//! pushes the counters and takes commands, `/ws/broadcast` sends every
+//! message to every client and counts the ones a client that never reads
+//! skips, `/metrics` reports its counters, and a `GET` that is no
 //! handshake gets `426`.
 
 mod common;
 
 use std::time::Duration;
 
-use common::{read_response, start_app, TestServer};
+use common::{read_response, roundtrip, start_app, TestServer};
 use futures_util::{SinkExt, StreamExt};
 use ringstream::server::Config;
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::Message;
@@ -139,7 +141,7 @@ async fn a_plain_get_is_426_upgrade_required() {
     let server = start_app(Config::default()).await;
     let mut socket = TcpStream::connect(server.addr).await.unwrap();
     let mut buf = Vec::new();
-    for path in ["/ws/echo", "/ws/live"] {
+    for path in ["/ws/echo", "/ws/live", "/ws/broadcast"] {
         let request = format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n");
         socket.write_all(request.as_bytes()).await.unwrap();
         let response = read_response(&mut socket, &mut buf, false).await;
@@ -427,4 +429,216 @@ async fn shutdown_closes_live_with_going_away() {
         .expect("the server stops once its websockets closed")
         .unwrap()
         .unwrap();
+}
+
+/// The `/metrics` page.
+async fn metrics(server: &TestServer) -> String {
+    let response = roundtrip(
+        server.addr,
+        b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    let text = String::from_utf8(response).expect("metrics are text");
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    text
+}
+
+/// The value of the sample `name{route="route"}` in a `/metrics` page.
+fn sample(page: &str, name: &str, route: &str) -> u64 {
+    let key = format!("{name}{{route=\"{route}\"}} ");
+    let line = page
+        .lines()
+        .find(|line| line.starts_with(&key))
+        .unwrap_or_else(|| panic!("no {key} in {page}"));
+    line[key.len()..].parse().expect("a whole number")
+}
+
+/// Polls `/metrics` until `done` holds of it; panics after 10 s.
+async fn metrics_until(server: &TestServer, done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let page = metrics(server).await;
+        if done(&page) {
+            return page;
+        }
+        assert!(Instant::now() < deadline, "not met within 10 s: {page}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The next data message, Pings and Pongs skipped.
+async fn next_data(client: &mut Client) -> Message {
+    loop {
+        match next(client).await {
+            Some(Message::Ping(_) | Message::Pong(_)) => continue,
+            Some(message) => return message,
+            None => panic!("the connection ended"),
+        }
+    }
+}
+
+/// Every message a client sends to `/ws/broadcast` reaches every client
+/// connected, the sender too; `/metrics` counts the subscribers, the
+/// messages and the connections open on each WebSocket route.
+#[tokio::test]
+async fn broadcast_reaches_every_client_and_is_counted() {
+    let server = start_app(Config::default()).await;
+    let page = metrics(&server).await;
+    for route in ["/ws/echo", "/ws/live", "/ws/broadcast"] {
+        assert_eq!(sample(&page, "ringstream_ws_connections_open", route), 0);
+    }
+    assert_eq!(
+        sample(
+            &page,
+            "ringstream_ws_broadcast_subscribers",
+            "/ws/broadcast"
+        ),
+        0
+    );
+    // The `/events` broadcaster's counters are there too.
+    for name in [
+        "ringstream_sse_broadcast_subscribers",
+        "ringstream_sse_broadcast_sent_total",
+        "ringstream_sse_broadcast_dropped_total",
+        "ringstream_sse_broadcast_lag_closed_total",
+    ] {
+        sample(&page, name, "/events");
+    }
+
+    let mut a = connect(&server, "/ws/broadcast").await;
+    let mut b = connect(&server, "/ws/broadcast").await;
+    let echo = connect(&server, "/ws/echo").await;
+    let page = metrics_until(&server, |page| {
+        sample(page, "ringstream_ws_broadcast_subscribers", "/ws/broadcast") == 2
+            && sample(page, "ringstream_ws_connections_open", "/ws/echo") == 1
+    })
+    .await;
+    assert_eq!(
+        sample(&page, "ringstream_ws_connections_open", "/ws/broadcast"),
+        2
+    );
+    assert_eq!(
+        sample(&page, "ringstream_ws_connections_open", "/ws/live"),
+        0
+    );
+
+    send_text(&mut a, "from a").await;
+    b.send(Message::binary(&b"from b"[..])).await.unwrap();
+    for client in [&mut a, &mut b] {
+        assert_eq!(next_data(client).await, Message::text("from a"));
+        assert_eq!(next_data(client).await, Message::binary(&b"from b"[..]));
+    }
+    let page = metrics(&server).await;
+    assert_eq!(
+        sample(&page, "ringstream_ws_broadcast_sent_total", "/ws/broadcast"),
+        2
+    );
+    assert_eq!(
+        sample(
+            &page,
+            "ringstream_ws_broadcast_dropped_total",
+            "/ws/broadcast"
+        ),
+        0
+    );
+
+    close(a).await;
+    close(echo).await;
+    metrics_until(&server, |page| {
+        sample(page, "ringstream_ws_broadcast_subscribers", "/ws/broadcast") == 1
+            && sample(page, "ringstream_ws_connections_open", "/ws/broadcast") == 1
+            && sample(page, "ringstream_ws_connections_open", "/ws/echo") == 0
+    })
+    .await;
+    close(b).await;
+}
+
+/// A client of `/ws/broadcast` that never reads: once its socket's
+/// buffers are full it falls behind the ring and skips the oldest
+/// messages, which `/metrics` counts, while a client that reads gets
+/// every message; nothing is closed for lag under the drop-oldest policy.
+#[tokio::test]
+async fn a_broadcast_client_that_never_reads_is_counted_dropping() {
+    let server = start_app(Config::default()).await;
+    // A small receive buffer, so that the kernel holds little for it.
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let tcp = socket.connect(server.addr).await.unwrap();
+    let url = format!("ws://{}/ws/broadcast", server.addr);
+    let (stalled, response) = tokio_tungstenite::client_async(url, tcp).await.unwrap();
+    assert_eq!(response.status(), 101);
+    let mut reader = connect(&server, "/ws/broadcast").await;
+    metrics_until(&server, |page| {
+        sample(page, "ringstream_ws_broadcast_subscribers", "/ws/broadcast") == 2
+    })
+    .await;
+
+    // 4 KiB messages (the route's largest) until the stalled client has
+    // skipped some; the reader takes each back before sending the next.
+    let payload: Vec<u8> = (0..4096).map(|i| (i % 251) as u8).collect();
+    let mut sent = 0u64;
+    let page = loop {
+        for _ in 0..100 {
+            reader.send(Message::binary(payload.clone())).await.unwrap();
+            assert_eq!(
+                next_data(&mut reader).await,
+                Message::binary(payload.clone())
+            );
+            sent += 1;
+        }
+        let page = metrics(&server).await;
+        if sample(
+            &page,
+            "ringstream_ws_broadcast_dropped_total",
+            "/ws/broadcast",
+        ) > 0
+        {
+            break page;
+        }
+        assert!(
+            sent < 20_000,
+            "nothing dropped after {sent} messages: {page}"
+        );
+    };
+    assert_eq!(
+        sample(&page, "ringstream_ws_broadcast_sent_total", "/ws/broadcast"),
+        sent
+    );
+    assert_eq!(
+        sample(
+            &page,
+            "ringstream_ws_broadcast_lag_closed_total",
+            "/ws/broadcast"
+        ),
+        0
+    );
+    assert_eq!(
+        sample(
+            &page,
+            "ringstream_ws_broadcast_subscribers",
+            "/ws/broadcast"
+        ),
+        2
+    );
+    // The stalled client's drops grow with every message past the ring.
+    let before = sample(
+        &page,
+        "ringstream_ws_broadcast_dropped_total",
+        "/ws/broadcast",
+    );
+    for _ in 0..10 {
+        reader.send(Message::binary(payload.clone())).await.unwrap();
+        next_data(&mut reader).await;
+    }
+    let page = metrics(&server).await;
+    assert_eq!(
+        sample(
+            &page,
+            "ringstream_ws_broadcast_dropped_total",
+            "/ws/broadcast"
+        ),
+        before + 10
+    );
+    drop(stalled);
+    close(reader).await;
 }

@@ -7,12 +7,13 @@
 //! | `GET /events` | server-sent events: the server's counters once a second |
 //! | `GET /static/…` | files under `--root DIR` ([`ServeDir`]) |
 //! | `GET /api/livedata` | ~40 KB of JSON for a simulated solar installation, printed line by line into a [`ResponseStream`] |
-//! | `GET /metrics` | the server's own counters as Prometheus text |
+//! | `GET /metrics` | the server's own counters as Prometheus text, then the demo's: its broadcasters' and the WebSocket connections open on each route (below) |
 //! | `GET /bytes/{n}` | `n` bytes of a fixed pattern, from one shared block (no per-request copy) |
 //! | `POST /echo` | the request body streamed back as it arrives |
 //! | `POST /upload` | the body streamed through SHA-256: `{"bytes": N, "sha256": "…"}` |
 //! | `GET /ws/echo` | a WebSocket that sends every text and binary message back ([`websocket`]) |
 //! | `GET /ws/live` | a WebSocket: the `/events` counters and the array's totals pushed once a second, commands from the page ([`websocket`]) |
+//! | `GET /ws/broadcast` | a WebSocket: every text and binary message a client sends goes to every client connected, through one [`ringstream::ws::Broadcaster`] ([`websocket`]) |
 //!
 //! Every `GET` endpoint but the WebSockets answers `HEAD` too (RFC 9110
 //! §9.3.2); a `GET` of a WebSocket that is no handshake gets the
@@ -28,6 +29,21 @@
 //! | `CONNECT host:port` | `405`, with the server's `Allow` (the demo is no proxy) |
 //! | a method RFC 9110 does not define (`FOO`, or `get`: methods are case-sensitive) | `501`, on any path |
 //! | any other path | `404` |
+//!
+//! # The demo's counters in `/metrics`
+//!
+//! After the server's counters, `/metrics` reports, by route:
+//!
+//! | family | type | what |
+//! |---|---|---|
+//! | `ringstream_ws_broadcast_subscribers{route="/ws/broadcast"}` | gauge | clients subscribed to the broadcaster now |
+//! | `ringstream_ws_broadcast_sent_total{route="/ws/broadcast"}` | counter | messages broadcast (each encoded once for every client) |
+//! | `ringstream_ws_broadcast_dropped_total{route="/ws/broadcast"}` | counter | messages clients skipped because they fell more than the broadcaster's history behind, summed over clients (drop-oldest; a client still behind counts what it has missed so far) |
+//! | `ringstream_ws_broadcast_lag_closed_total{route="/ws/broadcast"}` | counter | clients closed for falling behind (under the close policy; `/ws/broadcast` drops the oldest, so 0) |
+//! | `ringstream_sse_broadcast_subscribers{route="/events"}`, `…_sent_total`, `…_dropped_total`, `…_lag_closed_total` | as above | the same for the `/events` broadcaster |
+//! | `ringstream_ws_connections_open{route="/ws/echo"}` (`/ws/live`, `/ws/broadcast`) | gauge | WebSocket connections open now on each route |
+//!
+//! `/ws/live` has no broadcaster: each connection pushes at its own pace.
 //!
 //! # Examples
 //!
@@ -62,8 +78,10 @@ use ringstream::sse::{last_event_id, Broadcaster, EventStream};
 use ringstream::BoxError;
 use ringstream::{Incoming, ResponseStream};
 
+mod prometheus;
 mod routes;
 use routes::{refuse, Route};
+use websocket::WebSockets;
 
 pub mod dashboard;
 pub mod websocket;
@@ -94,6 +112,8 @@ struct Inner {
     fixed_time: Option<u64>,
     /// The `/events` stream.
     events: Broadcaster,
+    /// The WebSockets' broadcaster and connection counts.
+    websockets: Arc<WebSockets>,
     /// Files under `/static/`, if a root was given.
     static_dir: Option<ServeDir>,
 }
@@ -107,6 +127,7 @@ impl App {
                 last_page: Arc::new(AtomicUsize::new(0)),
                 fixed_time: None,
                 events: dashboard::events(),
+                websockets: Arc::new(WebSockets::new()),
                 static_dir: None,
             }),
         }
@@ -124,6 +145,12 @@ impl App {
     /// (as graceful shutdown does).
     pub fn events(&self) -> &Broadcaster {
         &self.inner.events
+    }
+
+    /// The demo's WebSockets: the broadcaster of `/ws/broadcast` and the
+    /// connections open on each route.
+    pub fn websockets(&self) -> &WebSockets {
+        &self.inner.websockets
     }
 
     /// Start sending the server's counters to `/events` once a second, until
@@ -186,8 +213,9 @@ impl App {
             Route::Metrics => self.metrics_page(),
             Route::Bytes => bytes_page(path),
             Route::Echo => echo(req),
-            Route::WsEcho => websocket::echo(req),
+            Route::WsEcho => websocket::echo(req, &self.inner.websockets),
             Route::WsLive => websocket::live(req, self.clone()),
+            Route::WsBroadcast => websocket::broadcast(req, &self.inner.websockets),
             Route::Static | Route::Upload => return Routed::Later(req),
         })
     }
@@ -243,7 +271,7 @@ impl App {
 
     fn metrics_page(&self) -> Response<AppBody> {
         let mut body = ResponseStream::buffered();
-        if self.inner.metrics.write_prometheus(&mut body).is_err() {
+        if self.write_metrics(&mut body).is_err() {
             return text(StatusCode::INTERNAL_SERVER_ERROR, "metrics failed\n");
         }
         respond(
@@ -251,6 +279,25 @@ impl App {
             "text/plain; version=0.0.4",
             AppBody::Stream(body),
         )
+    }
+
+    /// The `/metrics` page: the server's counters, then the demo's.
+    ///
+    /// # Errors
+    ///
+    /// Only what `out` returns.
+    pub fn write_metrics<W: std::fmt::Write>(&self, out: &mut W) -> std::fmt::Result {
+        self.inner.metrics.write_prometheus(out)?;
+        prometheus::write_broadcasters(
+            out,
+            "ringstream_sse_broadcast",
+            "server-sent events",
+            &[(
+                "/events",
+                prometheus::BroadcastCounters::of_sse(&self.inner.events),
+            )],
+        )?;
+        self.inner.websockets.write_prometheus(out)
     }
 }
 
@@ -619,6 +666,10 @@ mod tests {
             assert_eq!(Route::of("/upload", static_root), Some(Route::Upload));
             assert_eq!(Route::of("/ws/echo", static_root), Some(Route::WsEcho));
             assert_eq!(Route::of("/ws/live", static_root), Some(Route::WsLive));
+            assert_eq!(
+                Route::of("/ws/broadcast", static_root),
+                Some(Route::WsBroadcast)
+            );
             for unknown in [
                 "",
                 "*",
@@ -630,6 +681,7 @@ mod tests {
                 "/ws",
                 "/ws/",
                 "/ws/echo/",
+                "/ws/broadcast/",
             ] {
                 assert_eq!(Route::of(unknown, static_root), None, "{unknown}");
             }
@@ -655,6 +707,7 @@ mod tests {
             Route::Upload,
             Route::WsEcho,
             Route::WsLive,
+            Route::WsBroadcast,
         ];
         let methods = [
             Method::GET,
@@ -671,7 +724,7 @@ mod tests {
             let allow = route.allow();
             let expected = match route {
                 Route::Echo | Route::Upload => "POST, OPTIONS",
-                Route::WsEcho | Route::WsLive => "GET, OPTIONS",
+                Route::WsEcho | Route::WsLive | Route::WsBroadcast => "GET, OPTIONS",
                 _ => "GET, HEAD, OPTIONS",
             };
             assert_eq!(allow, expected, "{route:?}");

@@ -43,6 +43,8 @@ pub(super) enum Route {
     WsEcho,
     /// `/ws/live`, a WebSocket.
     WsLive,
+    /// `/ws/broadcast`, a WebSocket.
+    WsBroadcast,
 }
 
 impl Route {
@@ -58,6 +60,7 @@ impl Route {
             "/upload" => Route::Upload,
             "/ws/echo" => Route::WsEcho,
             "/ws/live" => Route::WsLive,
+            "/ws/broadcast" => Route::WsBroadcast,
             p if p.starts_with("/bytes/") => Route::Bytes,
             p if static_root && p.starts_with("/static/") => Route::Static,
             _ => return None,
@@ -69,7 +72,7 @@ impl Route {
     pub(super) fn allow(self) -> &'static str {
         match self {
             Route::Echo | Route::Upload => ALLOW_POST,
-            Route::WsEcho | Route::WsLive => ALLOW_WEBSOCKET,
+            Route::WsEcho | Route::WsLive | Route::WsBroadcast => ALLOW_WEBSOCKET,
             _ => ALLOW_GET,
         }
     }
@@ -81,7 +84,7 @@ impl Route {
             Route::Echo | Route::Upload => method == Method::POST,
             // Any `GET`, handshake or not: one that is not gets the
             // handshake's refusal (`426`, `400`), which names what is missing.
-            Route::WsEcho | Route::WsLive => method == Method::GET,
+            Route::WsEcho | Route::WsLive | Route::WsBroadcast => method == Method::GET,
             _ => method == Method::GET || method == Method::HEAD,
         }
     }

@@ -1,4 +1,5 @@
-//! The demo's WebSockets: `/ws/echo` and `/ws/live`.
+//! The demo's WebSockets: `/ws/echo`, `/ws/live` and `/ws/broadcast`,
+//! and their counters ([`WebSockets`]).
 //!
 //! `/ws/echo` sends every text and binary message back as it came (up to
 //! 16 MiB a message).
@@ -27,17 +28,36 @@
 //! A client that sends more than [`MAX_COMMANDS_PER_SECOND`] commands
 //! within a second is closed with 1008 (policy violation); a command over
 //! [`MAX_COMMAND_LEN`] bytes is closed with 1009 (message too big).
+//!
+//! `/ws/broadcast` sends every text and binary message a client sends to
+//! every client connected to it, the sender included, through one
+//! [`ws::Broadcaster`]: the frame is encoded once for all of them, and the
+//! last [`BROADCAST_HISTORY`] frames are kept in one ring that every client
+//! reads at its own pace. A client more than that many frames behind skips
+//! the oldest ones ([`OverflowPolicy::DropOldest`], counted in `/metrics`);
+//! one that takes nothing for the write timeout (30 s) is closed. A
+//! message over [`MAX_BROADCAST_LEN`] bytes closes the connection with
+//! 1009. The frames go out uncompressed (they are encoded once for every
+//! client), so the route does not negotiate permessage-deflate.
+//!
+//! [`WebSockets`] counts the connections open on each route and writes
+//! them, with the broadcaster's counters, into `/metrics`.
 
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use http::{header, HeaderValue, Request, Response};
+use ringstream::sse::OverflowPolicy;
 use ringstream::ws::{self, CloseCode, Message, WebSocket, WebSocketUpgrade};
 use ringstream::Incoming;
 use serde_json::{json, Value};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::dashboard::{stats_json, Rate};
+use super::prometheus::{self, BroadcastCounters};
 use super::{App, AppBody, LiveTotals};
 
 /// The push interval of `/ws/live` until the client asks for another.
@@ -56,14 +76,132 @@ pub const MAX_COMMAND_LEN: usize = 4096;
 /// How long a connection closed for flooding waits for the client's Close.
 const CLOSE_LINGER: Duration = Duration::from_secs(1);
 
+/// Frames `/ws/broadcast` keeps for clients that fall behind: one that is
+/// more than this many behind skips the oldest.
+pub const BROADCAST_HISTORY: usize = 256;
+
+/// The largest message `/ws/broadcast` takes, in bytes; a larger one
+/// closes the connection with 1009. With [`BROADCAST_HISTORY`] it bounds
+/// the ring at 1 MiB of frames.
+pub const MAX_BROADCAST_LEN: usize = 4096;
+
+/// The demo's WebSocket routes, in the order of [`WebSockets`]' counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WsRoute {
+    Echo,
+    Live,
+    Broadcast,
+}
+
+impl WsRoute {
+    const ALL: [WsRoute; 3] = [WsRoute::Echo, WsRoute::Live, WsRoute::Broadcast];
+
+    fn path(self) -> &'static str {
+        match self {
+            WsRoute::Echo => "/ws/echo",
+            WsRoute::Live => "/ws/live",
+            WsRoute::Broadcast => "/ws/broadcast",
+        }
+    }
+}
+
+/// What the demo's WebSockets share: the broadcaster of `/ws/broadcast`
+/// and the number of connections open on each route.
+#[derive(Debug)]
+pub struct WebSockets {
+    broadcast: ws::Broadcaster,
+    open: [AtomicUsize; 3],
+}
+
+impl Default for WebSockets {
+    fn default() -> Self {
+        WebSockets::new()
+    }
+}
+
+impl WebSockets {
+    /// No connection yet, and an empty `/ws/broadcast` ring of
+    /// [`BROADCAST_HISTORY`] frames.
+    pub fn new() -> WebSockets {
+        WebSockets {
+            broadcast: ws::Broadcaster::new(BROADCAST_HISTORY, OverflowPolicy::DropOldest),
+            open: Default::default(),
+        }
+    }
+
+    /// The broadcaster of `/ws/broadcast`.
+    pub fn broadcaster(&self) -> &ws::Broadcaster {
+        &self.broadcast
+    }
+
+    /// WebSocket connections open now on `path` (0 for a path that is no
+    /// WebSocket route).
+    pub fn open(&self, path: &str) -> usize {
+        WsRoute::ALL
+            .iter()
+            .position(|route| route.path() == path)
+            .map_or(0, |i| self.open[i].load(Relaxed))
+    }
+
+    /// Counts a connection open on `route` until the guard is dropped.
+    fn opened(self: &Arc<Self>, route: WsRoute) -> OpenConnection {
+        self.open[route as usize].fetch_add(1, Relaxed);
+        OpenConnection {
+            sockets: self.clone(),
+            route,
+        }
+    }
+
+    /// The connections open on each route and the counters of the
+    /// broadcaster, as Prometheus text.
+    ///
+    /// # Errors
+    ///
+    /// Only what `out` returns.
+    pub fn write_prometheus<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        prometheus::write_broadcasters(
+            out,
+            "ringstream_ws_broadcast",
+            "WebSocket",
+            &[(
+                WsRoute::Broadcast.path(),
+                BroadcastCounters::of_ws(&self.broadcast),
+            )],
+        )?;
+        prometheus::write_family(
+            out,
+            "ringstream_ws_connections_open",
+            "WebSocket connections open now, by route.",
+            "gauge",
+            WsRoute::ALL
+                .iter()
+                .map(|&route| (route.path(), self.open[route as usize].load(Relaxed) as u64)),
+        )
+    }
+}
+
+/// One connection counted open on its route while it lives.
+struct OpenConnection {
+    sockets: Arc<WebSockets>,
+    route: WsRoute,
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.sockets.open[self.route as usize].fetch_sub(1, Relaxed);
+    }
+}
+
 /// The answer to a request for `/ws/echo`: `101` and an echo, or the
 /// handshake's refusal.
-pub(super) fn echo(mut req: Request<Incoming>) -> Response<AppBody> {
+pub(super) fn echo(mut req: Request<Incoming>, sockets: &Arc<WebSockets>) -> Response<AppBody> {
     let upgrade = match WebSocketUpgrade::from_request(&mut req) {
         Ok(upgrade) => upgrade,
         Err(refused) => return into_app(refused.into_response()),
     };
-    into_app(upgrade.on_upgrade(|mut socket| async move {
+    let sockets = sockets.clone();
+    into_app(upgrade.on_upgrade(move |mut socket| async move {
+        let _open = sockets.opened(WsRoute::Echo);
         loop {
             let message = match socket.recv().await {
                 Ok(Some(message)) => message,
@@ -104,6 +242,67 @@ pub(super) fn live(mut req: Request<Incoming>, app: App) -> Response<AppBody> {
     )
 }
 
+/// The answer to a request for `/ws/broadcast`: `101` and the broadcast,
+/// or the handshake's refusal.
+pub(super) fn broadcast(
+    mut req: Request<Incoming>,
+    sockets: &Arc<WebSockets>,
+) -> Response<AppBody> {
+    let upgrade = match WebSocketUpgrade::from_request(&mut req) {
+        Ok(upgrade) => upgrade,
+        Err(refused) => return into_app(refused.into_response()),
+    };
+    let config = ws::Config {
+        limits: ws::Limits {
+            max_message_len: MAX_BROADCAST_LEN,
+            max_frame_len: MAX_BROADCAST_LEN,
+        },
+        // The frames are encoded once for every client, uncompressed.
+        deflate: None,
+        ..ws::Config::default()
+    };
+    let sockets = sockets.clone();
+    into_app(
+        upgrade
+            .config(config)
+            .on_upgrade(move |socket| serve_broadcast(socket, sockets)),
+    )
+}
+
+/// One `/ws/broadcast` connection until it closes: what the client sends
+/// goes to the broadcaster, what the broadcaster has goes to the client.
+async fn serve_broadcast(mut socket: WebSocket, sockets: Arc<WebSockets>) {
+    let _open = sockets.opened(WsRoute::Broadcast);
+    let broadcaster = sockets.broadcaster();
+    let mut subscription = broadcaster.subscribe();
+    loop {
+        tokio::select! {
+            received = socket.recv() => match received {
+                Ok(Some(message)) => {
+                    if message.is_data() {
+                        broadcaster.send(&message);
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::debug!(error = %e, "/ws/broadcast ended");
+                    break;
+                }
+            },
+            frame = subscription.recv(), if !socket.is_stopping() => {
+                // `None`: the broadcaster is closed.
+                let Some(frame) = frame else { break };
+                // Once the server is shutting down, the socket has sent its
+                // Close and refuses to send: it goes on receiving until the
+                // client's Close.
+                if socket.send_frame(&frame).await.is_err() && !socket.is_stopping() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
 /// A handshake's response as one of the app's (a refusal's reason as
 /// plain text).
 fn into_app(response: Response<String>) -> Response<AppBody> {
@@ -122,6 +321,7 @@ fn into_app(response: Response<String>) -> Response<AppBody> {
 
 /// The pushes and commands of one `/ws/live` connection, until it closes.
 async fn serve_live(mut socket: WebSocket, app: App) {
+    let _open = app.inner.websockets.opened(WsRoute::Live);
     let metrics = app.inner.metrics.clone();
     let mut period = DEFAULT_INTERVAL;
     let mut ticker = pushes_every(period, Instant::now());

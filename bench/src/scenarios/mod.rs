@@ -67,6 +67,8 @@ scenarios! {
     WsIdle => ws_idle, "ws-idle";
     /// Run a WebSocket echo peer server on fastwebsockets or tokio-tungstenite (used by `ws-*`).
     WsPeer => ws_peer, "ws-peer";
+    /// Run an HTTPS server on ringstream or hyper + tokio-rustls (used by `https`).
+    TlsPeer => tls_peer, "tls-peer";
 }
 
 pub mod servers;

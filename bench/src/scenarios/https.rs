@@ -16,8 +16,10 @@
 //!
 //! The client runs in this process on one current-thread tokio runtime
 //! pinned to core 1, with tokio-rustls on the same provider. It trusts the
-//! certificate by its bytes (no chain to walk) and checks the handshake's
-//! signature with its key, which is all a client must do.
+//! certificate by its bytes (no chain to walk) and, like wrk and h2load,
+//! does not check the handshake's signature unless `--verify-signatures`
+//! asks it to: the server's work is the same either way, and in a full
+//! handshake the client's own work is as much as the server's.
 //!
 //! - **Requests**: `--connections` keep-alive connections (1 and 64) each
 //!   send `GET /bytes/13` or `GET /bytes/40960`, read the whole response
@@ -115,6 +117,10 @@ pub struct Args {
     /// Leave out the plain-HTTP reference of the idle case.
     #[arg(long)]
     pub no_plain: bool,
+    /// Have the client check the server's handshake signatures (it
+    /// checks the certificate's bytes in any case).
+    #[arg(long)]
+    pub verify_signatures: bool,
     /// Runtime worker threads of each server.
     #[arg(long, default_value_t = 1)]
     pub workers: usize,
@@ -617,7 +623,7 @@ fn idle(
 ) -> anyhow::Result<()> {
     let cpus = super::http::cpus(&args.server_cpus);
     let settle = Duration::from_millis(args.settle_ms);
-    let config = tlsclient::client_config(&certificate.der, false)?;
+    let config = tlsclient::client_config(&certificate.der, false, args.verify_signatures)?;
     let n = args.idle_connections.max(1);
     let mut variants: Vec<(TlsImpl, bool)> = SERVERS.iter().map(|&s| (s, false)).collect();
     if !args.no_plain {
@@ -771,7 +777,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             )
         };
         let servers = [start(SERVERS[0])?, start(SERVERS[1])?];
-        let full = tlsclient::client_config(&certificate.der, false)?;
+        let full = tlsclient::client_config(&certificate.der, false, args.verify_signatures)?;
         let mut negotiated = Vec::new();
         for server in &servers {
             negotiated.push(rt.block_on(probe(server, &full, &paths))?);
@@ -837,8 +843,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     // A session store per server: a ticket is only good
                     // with the server that issued it.
                     let configs = [
-                        tlsclient::client_config(&certificate.der, resume)?,
-                        tlsclient::client_config(&certificate.der, resume)?,
+                        tlsclient::client_config(&certificate.der, resume, args.verify_signatures)?,
+                        tlsclient::client_config(&certificate.der, resume, args.verify_signatures)?,
                     ];
                     let (total0, steal0) = super::http::machine_ticks()?;
                     let (samples, retried) = alternate(args.rounds, args.retries, |i| {

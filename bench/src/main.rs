@@ -33,6 +33,7 @@ mod mempipe;
 mod peer;
 mod report;
 mod scenarios;
+mod tlsclient;
 mod wsclient;
 
 use clap::Parser;

@@ -55,7 +55,8 @@ where
         .await;
 }
 
-async fn handle(
+/// Answer one request of the peer.
+pub async fn handle(
     req: Request<Incoming>,
     last_page: Arc<AtomicUsize>,
     app: App,

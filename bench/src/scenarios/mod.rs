@@ -71,6 +71,11 @@ scenarios! {
     WsBroadcast => ws_broadcast, "ws-broadcast";
     /// Run a WebSocket echo (or `--broadcast`) peer server on fastwebsockets or tokio-tungstenite (used by `ws-*`).
     WsPeer => ws_peer, "ws-peer";
+    /// HTTPS: requests/s of /bytes/13 and /bytes/40960 at 1 and 64 connections, full and
+    /// resumed handshakes/s, RSS per idle TLS connection: ringstream vs hyper + tokio-rustls.
+    Https => https, "https";
+    /// Run an HTTPS server on ringstream or hyper + tokio-rustls (used by `https`).
+    TlsPeer => tls_peer, "tls-peer";
 }
 
 pub mod servers;

@@ -1,7 +1,7 @@
 //! Starting the servers under test as child processes: `ringstream serve`,
-//! the hyper peer (`ringstream-bench hyper-peer`) and the WebSocket peers
-//! (`ringstream-bench ws-peer`), and reading their CPU time and memory from
-//! `/proc`.
+//! the hyper peer (`ringstream-bench hyper-peer`), the WebSocket peers
+//! (`ringstream-bench ws-peer`) and the HTTPS servers (`ringstream-bench
+//! tls-peer`), and reading their CPU time and memory from `/proc`.
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
@@ -221,6 +221,40 @@ pub fn start_ws_peer(
         .stderr(Stdio::null())
         .spawn()
         .with_context(|| format!("starting the {} peer", implementation.name()))?;
+    wait_ready(ServerProcess {
+        name: implementation.name(),
+        addr,
+        child,
+    })
+}
+
+/// Start an HTTPS server (`ringstream-bench tls-peer`) on
+/// `implementation` with `workers` runtime threads, on `cpus` if given,
+/// serving with the PEM files `cert` and `key`, or plain HTTP when `plain`.
+pub fn start_tls_peer(
+    implementation: super::tls_peer::TlsImpl,
+    cert: &std::path::Path,
+    key: &std::path::Path,
+    plain: bool,
+    workers: usize,
+    cpus: Option<&str>,
+) -> anyhow::Result<ServerProcess> {
+    let addr = free_port()?;
+    let mut cmd = pinned(&std::env::current_exe()?, cpus);
+    cmd.args(["tls-peer", "--impl", implementation.name(), "--addr"])
+        .arg(addr.to_string())
+        .args(["--workers", &workers.to_string(), "--cert"])
+        .arg(cert)
+        .arg("--key")
+        .arg(key);
+    if plain {
+        cmd.arg("--plain");
+    }
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("starting the {} TLS peer", implementation.name()))?;
     wait_ready(ServerProcess {
         name: implementation.name(),
         addr,

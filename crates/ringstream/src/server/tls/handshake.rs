@@ -76,13 +76,17 @@ impl Acceptor {
     {
         // A client that sends nothing holds no handshake place: it waits
         // out the deadline on its connection slot alone.
-        let mut first = [0u8; SNIFFED];
+        // The first read takes a whole ClientHello as a client sends it
+        // (with a post-quantum key share, about 1.8 KB), handed to rustls
+        // from memory: no second read, and the buffer lives only through
+        // the handshake.
+        let mut first = vec![0u8; SNIFFED].into_boxed_slice();
         let n = socket.read(&mut first).await?;
         if n == 0 {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
-        if first[0] != HANDSHAKE_RECORD {
-            if first[0].is_ascii_uppercase() {
+        if first.first() != Some(&HANDSHAKE_RECORD) {
+            if first.first().is_some_and(u8::is_ascii_uppercase) {
                 // An HTTP method: say what went wrong, in clear text.
                 crate::server::admit::refuse(socket, USE_HTTPS).await;
             }
@@ -101,25 +105,28 @@ impl Acceptor {
     }
 }
 
-/// How many bytes are read to tell TLS from plain HTTP.
-const SNIFFED: usize = 8;
+/// The most bytes read to tell TLS from plain HTTP: room for a whole
+/// ClientHello in one read.
+const SNIFFED: usize = 4096;
 
 /// A transport that first gives back the bytes read from it to tell TLS
 /// from plain HTTP.
 #[derive(Debug)]
 pub(crate) struct Sniffed<T> {
-    first: [u8; SNIFFED],
-    start: u8,
-    end: u8,
+    /// The bytes read first, until they are all given back.
+    first: Option<Box<[u8]>>,
+    start: usize,
+    end: usize,
     io: T,
 }
 
 impl<T> Sniffed<T> {
-    fn new(first: [u8; SNIFFED], len: usize, io: T) -> Sniffed<T> {
+    fn new(first: Box<[u8]>, len: usize, io: T) -> Sniffed<T> {
+        let end = len.min(first.len());
         Sniffed {
-            first,
+            first: Some(first),
             start: 0,
-            end: u8::try_from(len.min(SNIFFED)).unwrap_or(0),
+            end,
             io,
         }
     }
@@ -131,17 +138,19 @@ impl<T: AsyncRead + Unpin> AsyncRead for Sniffed<T> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        if self.start < self.end {
-            let rest = self
-                .first
-                .get(usize::from(self.start)..usize::from(self.end))
-                .unwrap_or_default();
+        let this = &mut *self;
+        if let Some(first) = &this.first {
+            let rest = first.get(this.start..this.end).unwrap_or_default();
             let n = rest.len().min(buf.remaining());
             buf.put_slice(rest.get(..n).unwrap_or_default());
-            self.start += u8::try_from(n).unwrap_or(0);
+            this.start += n;
+            if this.start >= this.end {
+                // All given back: the buffer goes.
+                this.first = None;
+            }
             return Poll::Ready(Ok(()));
         }
-        Pin::new(&mut self.io).poll_read(cx, buf)
+        Pin::new(&mut this.io).poll_read(cx, buf)
     }
 }
 
@@ -191,7 +200,7 @@ mod tests {
     async fn the_sniffed_bytes_come_first_then_the_rest() {
         let (io, mut peer) = tokio::io::duplex(64);
         peer.write_all(b"defgh").await.unwrap();
-        let mut first = [0u8; SNIFFED];
+        let mut first = vec![0u8; SNIFFED].into_boxed_slice();
         first[..3].copy_from_slice(b"abc");
         let mut sniffed = Sniffed::new(first, 3, io);
         let mut two = [0u8; 2];
@@ -200,5 +209,6 @@ mod tests {
         let mut rest = [0u8; 6];
         sniffed.read_exact(&mut rest).await.unwrap();
         assert_eq!(&rest, b"cdefgh");
+        assert!(sniffed.first.is_none(), "the first bytes' buffer is freed");
     }
 }

@@ -271,3 +271,31 @@ async fn addresses_display_for_logs() {
     let info = ConnectionInfo::new(tcp.clone(), Addr::Unknown);
     assert_eq!(info.remote_addr().socket_addr().unwrap().port(), 80);
 }
+
+/// The server runs as a task of the runtime's own: dropping the `Serve`
+/// future stops it, its listener and its connections.
+#[tokio::test]
+async fn dropping_the_serve_future_stops_the_server_and_its_connections() {
+    let server = Server::bind("127.0.0.1:0").await.unwrap();
+    let addr = server.local_addr().unwrap();
+    let metrics = server.metrics();
+    let running = tokio::spawn(server.serve(echo_addresses()));
+    let mut open = TcpStream::connect(addr).await.unwrap();
+    open.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    read_response(&mut open, &mut buf, false).await;
+    assert_eq!(metrics.connections_open(), 1);
+
+    running.abort();
+    let _ = running.await;
+    // The open connection is closed, and nothing listens any more.
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), open.read_to_end(&mut rest))
+        .await
+        .expect("the connection closes");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    common::poll_until(|| metrics.connections_open() == 0).await;
+    assert!(TcpStream::connect(addr).await.is_err());
+}

@@ -152,8 +152,19 @@ where
     }
 }
 
-/// The running server, boxed: its type cannot be named.
-type Running = Pin<Box<dyn Future<Output = Result<(), Error>> + Send>>;
+/// The running server: a task of the runtime's own, so that the accept
+/// loop runs on a worker beside its connections' tasks whatever thread
+/// awaits the [`Serve`]. (Awaited in `block_on`, the loop would wake a
+/// second thread for every connection it starts and every one that
+/// ends.) Dropping it stops the server: the task is aborted, and the
+/// connections' tasks with it.
+struct Running(tokio::task::JoinHandle<Result<(), Error>>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 /// What a [`Serve`] needs to start, and then the server it started.
 pub(super) struct Start<L, S, F> {
@@ -181,14 +192,21 @@ impl<L, S, F> Start<L, S, F> {
         F: Future<Output = ()> + Send + 'static,
     {
         if let Some((server, service, signal)) = self.parts.take() {
-            self.running = Some(Box::pin(run(server, service, signal)));
+            self.running = Some(Running(tokio::spawn(run(server, service, signal))));
         }
         let Some(running) = &mut self.running else {
             // Polled again after it completed.
             return Poll::Ready(Ok(()));
         };
-        let result = ready!(running.as_mut().poll(cx));
+        let joined = ready!(Pin::new(&mut running.0).poll(cx));
         self.running = None;
-        Poll::Ready(result)
+        Poll::Ready(match joined {
+            Ok(result) => result,
+            // The accept loop does not panic on its own; a panic there is
+            // the caller's to see, as if it had run in the caller's task.
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // Cancelled: the runtime is shutting down.
+            Err(_) => Ok(()),
+        })
     }
 }

@@ -530,7 +530,8 @@ impl Decoder {
     ///
     /// let mut decoder = Decoder::client();
     /// assert!(decoder.at_frame_start());
-    /// decoder.decode(&mut *b"\x81\x00").unwrap();
+    /// let mut frame = *b"\x81\x00";
+    /// decoder.decode(&mut frame).unwrap();
     /// // The empty message's end is still to be reported.
     /// assert!(!decoder.at_frame_start());
     /// ```

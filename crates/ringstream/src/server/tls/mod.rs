@@ -99,7 +99,7 @@ impl Source {
             }
         };
         let mut config = builder.with_cert_resolver(Arc::new(certificates));
-        finish(&mut config, &provider)?;
+        finish(&mut config)?;
         Ok(config)
     }
 }
@@ -128,8 +128,7 @@ fn client_verifier(
 
 /// What every configuration gets: ALPN `http/1.1` unless it names its
 /// own protocols, and session tickets for resumed handshakes.
-fn finish(config: &mut ServerConfig, provider: &CryptoProvider) -> Result<(), TlsError> {
-    let _ = provider;
+fn finish(config: &mut ServerConfig) -> Result<(), TlsError> {
     if config.alpn_protocols.is_empty() {
         config.alpn_protocols = vec![HTTP_1_1.to_vec()];
     }

@@ -16,8 +16,9 @@ use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::tls::{Authority, Issued};
 use futures_util::{SinkExt, StreamExt};
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+use rcgen::{CertificateParams, KeyPair};
 use ringstream_cli::https::fingerprint;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
@@ -148,60 +149,6 @@ fn scratch(name: &str) -> PathBuf {
 
 fn path_str(path: &Path) -> &str {
     path.to_str().expect("a UTF-8 path")
-}
-
-/// A certificate authority of the test's own, and certificates it signs.
-struct Authority {
-    issuer: CertifiedIssuer<'static, KeyPair>,
-}
-
-/// A certificate and its key, as PEM.
-struct Issued {
-    cert: String,
-    key: String,
-}
-
-impl Issued {
-    fn der(&self) -> Vec<u8> {
-        CertificateDer::from_pem_slice(self.cert.as_bytes())
-            .unwrap()
-            .as_ref()
-            .to_vec()
-    }
-
-    /// Writes `cert.pem` and `key.pem` into `dir`; returns their paths.
-    fn write(&self, dir: &Path) -> (PathBuf, PathBuf) {
-        let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-        std::fs::write(&cert, &self.cert).unwrap();
-        std::fs::write(&key, &self.key).unwrap();
-        (cert, key)
-    }
-}
-
-impl Authority {
-    fn new() -> Authority {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        let issuer = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
-        Authority { issuer }
-    }
-
-    fn issue(&self, names: &[&str]) -> Issued {
-        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-        let key = KeyPair::generate().unwrap();
-        let cert = CertificateParams::new(names)
-            .unwrap()
-            .signed_by(&key, &self.issuer)
-            .unwrap();
-        Issued {
-            cert: cert.pem(),
-            key: key.serialize_pem(),
-        }
-    }
-
-    fn der(&self) -> CertificateDer<'static> {
-        self.issuer.der().clone()
-    }
 }
 
 fn client_builder() -> rustls::ConfigBuilder<ClientConfig, rustls::WantsVerifier> {
@@ -425,7 +372,7 @@ async fn a_client_ca_requires_client_certificates() {
     let (cert, key) = ca.issue(&["localhost"]).write(&dir);
     let clients = Authority::new();
     let client_ca = dir.join("clients.pem");
-    std::fs::write(&client_ca, clients.issuer.pem()).unwrap();
+    std::fs::write(&client_ca, clients.pem()).unwrap();
     let server = start(&[
         "--tls-cert",
         path_str(&cert),

@@ -3,6 +3,8 @@
 //! `ringstream-cli`; not published.
 #![allow(missing_docs)]
 
+pub mod tls;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;

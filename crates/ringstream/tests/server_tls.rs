@@ -6,13 +6,14 @@
 
 mod common;
 
+use common::tls::{Authority, Issued};
+
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
 use ringstream::server::tls::TlsConfig;
 use ringstream::server::{service_fn, Config, Metrics, Server};
 use ringstream::ws::WebSocketUpgrade;
@@ -24,41 +25,17 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
-/// A certificate authority of the test's own, and certificates it signs.
-struct Authority {
-    issuer: CertifiedIssuer<'static, KeyPair>,
+/// TLS clients that trust a test's own authority.
+trait Clients {
+    fn roots(&self) -> RootCertStore;
+    fn client(&self, alpn: &[&[u8]]) -> TlsConnector;
+    fn client_with_cert(&self, issued: &Issued) -> TlsConnector;
 }
 
-/// A certificate and its key, as PEM.
-struct Issued {
-    cert: String,
-    key: String,
-}
-
-impl Authority {
-    fn new() -> Authority {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        let issuer = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
-        Authority { issuer }
-    }
-
-    fn issue(&self, names: &[&str]) -> Issued {
-        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-        let key = KeyPair::generate().unwrap();
-        let cert = CertificateParams::new(names)
-            .unwrap()
-            .signed_by(&key, &self.issuer)
-            .unwrap();
-        Issued {
-            cert: cert.pem(),
-            key: key.serialize_pem(),
-        }
-    }
-
+impl Clients for Authority {
     fn roots(&self) -> RootCertStore {
         let mut roots = RootCertStore::empty();
-        roots.add(self.issuer.der().clone()).unwrap();
+        roots.add(self.der()).unwrap();
         roots
     }
 
@@ -160,13 +137,6 @@ fn end_entity(stream: &TlsStream<TcpStream>) -> Vec<u8> {
     certs[0].as_ref().to_vec()
 }
 
-fn der_of(issued: &Issued) -> Vec<u8> {
-    CertificateDer::from_pem_slice(issued.cert.as_bytes())
-        .unwrap()
-        .as_ref()
-        .to_vec()
-}
-
 #[tokio::test]
 async fn https_with_alpn_http_1_1_serves_keep_alive_requests() {
     let ca = Authority::new();
@@ -210,7 +180,7 @@ async fn each_server_name_gets_its_own_certificate() {
         ("localhost", &fallback),
     ] {
         let mut stream = connect(&client, server.addr, name).await.unwrap();
-        assert_eq!(end_entity(&stream), der_of(issued), "{name}");
+        assert_eq!(end_entity(&stream), issued.der(), "{name}");
         assert_eq!(get(&mut stream, "/").await, "path /");
     }
 }
@@ -229,21 +199,21 @@ async fn a_reload_serves_new_connections_the_new_certificate_and_keeps_open_ones
     let client = ca.client(&[]);
 
     let mut open = connect(&client, server.addr, "localhost").await.unwrap();
-    assert_eq!(end_entity(&open), der_of(&old));
+    assert_eq!(end_entity(&open), old.der());
     assert_eq!(get(&mut open, "/before").await, "path /before");
 
     // A broken file: the reload fails and the certificate in use stays.
     std::fs::write(&key, "not a key").unwrap();
     assert!(tls.reload().is_err());
     let same = connect(&client, server.addr, "localhost").await.unwrap();
-    assert_eq!(end_entity(&same), der_of(&old));
+    assert_eq!(end_entity(&same), old.der());
 
     let new = ca.issue(&["localhost"]);
     std::fs::write(&cert, &new.cert).unwrap();
     std::fs::write(&key, &new.key).unwrap();
     tls.reload().unwrap();
     let fresh = connect(&client, server.addr, "localhost").await.unwrap();
-    assert_eq!(end_entity(&fresh), der_of(&new));
+    assert_eq!(end_entity(&fresh), new.der());
     // The connection opened before the reload goes on.
     assert_eq!(get(&mut open, "/after").await, "path /after");
     let _ = std::fs::remove_dir_all(&dir);
@@ -254,7 +224,7 @@ async fn client_certificates_are_required_when_asked_for() {
     let ca = Authority::new();
     let server_cert = ca.issue(&["localhost"]);
     let client_cert = ca.issue(&["client"]);
-    let ca_pem = ca.issuer.pem();
+    let ca_pem = ca.pem();
     let tls = TlsConfig::builder()
         .certificate_pem(server_cert.cert.as_bytes(), server_cert.key.as_bytes())
         .client_auth_pem(ca_pem.as_bytes(), true)

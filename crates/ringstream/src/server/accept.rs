@@ -134,8 +134,43 @@ pub(super) struct Parts<S> {
 pub(super) async fn serve_one<T, S, B>(
     socket: T,
     info: ConnectionInfo,
-    parts: Parts<S>,
+    #[cfg_attr(not(feature = "tls"), allow(unused_mut))] mut parts: Parts<S>,
     taken: Taken,
+) where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    S: Service<Request<Incoming>, Response = Response<B>>,
+    S::Error: Into<BoxError>,
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    let metrics = parts.metrics.clone();
+    metrics.record_connection_opened();
+    let slot = taken.slot();
+    // Counted closed however the task ends: at its end, aborted at the
+    // shutdown deadline, or unwound by a panicking service.
+    let open = OpenConnection {
+        metrics,
+        _slot: taken,
+    };
+    #[cfg(feature = "tls")]
+    if let Some(tls) = parts.tls.take() {
+        // The connection's slot is held through the handshake, under its
+        // own deadline.
+        if let Some(stream) = tls.accept(socket, &parts.metrics).await {
+            serve_transport(stream, info, parts, open, slot).await;
+        }
+        return;
+    }
+    serve_transport(socket, info, parts, open, slot).await;
+}
+
+/// Serves HTTP on `socket` (plain, or decrypted TLS) to its end.
+async fn serve_transport<T, S, B>(
+    socket: T,
+    info: ConnectionInfo,
+    parts: Parts<S>,
+    open: OpenConnection,
+    slot: Arc<super::slots::Slot>,
 ) where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     S: Service<Request<Incoming>, Response = Response<B>>,
@@ -149,67 +184,8 @@ pub(super) async fn serve_one<T, S, B>(
         metrics,
         stopped,
         upgraded,
-        #[cfg(feature = "tls")]
-        tls,
+        ..
     } = parts;
-    metrics.record_connection_opened();
-    let slot = taken.slot();
-    // Counted closed however the task ends: at its end, aborted at the
-    // shutdown deadline, or unwound by a panicking service.
-    let open = OpenConnection {
-        metrics: metrics.clone(),
-        _slot: taken,
-    };
-    let served = Served {
-        service,
-        config,
-        metrics,
-        stopped,
-        upgraded,
-        open,
-        slot,
-    };
-    #[cfg(feature = "tls")]
-    if let Some(tls) = tls {
-        // The connection's slot is held through the handshake, under its
-        // own deadline.
-        if let Some(stream) = tls.accept(socket, &served.metrics).await {
-            serve_transport(stream, info, served).await;
-        }
-        return;
-    }
-    serve_transport(socket, info, served).await;
-}
-
-/// What serving an accepted connection takes besides its transport.
-struct Served<S> {
-    service: S,
-    config: Arc<Config>,
-    metrics: Arc<Metrics>,
-    stopped: watch::Receiver<bool>,
-    upgraded: mpsc::UnboundedSender<Held>,
-    open: OpenConnection,
-    slot: Arc<super::slots::Slot>,
-}
-
-/// Serves HTTP on `socket` (plain, or decrypted TLS) to its end.
-async fn serve_transport<T, S, B>(socket: T, info: ConnectionInfo, served: Served<S>)
-where
-    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    S: Service<Request<Incoming>, Response = Response<B>>,
-    S::Error: Into<BoxError>,
-    B: Body,
-    B::Error: Into<BoxError>,
-{
-    let Served {
-        service,
-        config,
-        metrics,
-        stopped,
-        upgraded,
-        open,
-        slot,
-    } = served;
     let conn = Connection::new(
         Counted::new(socket, metrics.clone()),
         service,

@@ -60,7 +60,8 @@ impl Clients for Authority {
 
 use rustls::pki_types::pem::PemObject;
 
-/// Answers with the path, or upgrades `/ws` to a WebSocket echo.
+/// Answers with the path, echoes the body of `/echo`, or upgrades `/ws`
+/// to a WebSocket echo.
 fn app() -> impl tower_service::Service<
     http::Request<Incoming>,
     Response = http::Response<String>,
@@ -82,6 +83,12 @@ fn app() -> impl tower_service::Service<
                     }
                 }
             }));
+        }
+        if req.uri().path() == "/echo" {
+            let body = req.body_mut().read_all().await.unwrap_or_default();
+            return Ok(http::Response::new(
+                String::from_utf8(body.to_vec()).unwrap(),
+            ));
         }
         Ok(http::Response::new(format!("path {}", req.uri().path())))
     })
@@ -376,4 +383,144 @@ async fn websocket_echoes_over_tls() {
     ws.send(Message::binary(big.clone())).await.unwrap();
     assert_eq!(ws.next().await.unwrap().unwrap(), Message::binary(big));
     ws.close(None).await.unwrap();
+}
+
+/// A body of `len` letters.
+fn letters(len: usize) -> String {
+    (0..len)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect()
+}
+
+#[tokio::test]
+async fn large_bodies_cross_tls_whole_both_ways() {
+    let ca = Authority::new();
+    let issued = ca.issue(&["localhost"]);
+    let tls = TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes()).unwrap();
+    let server = start_tls(tls, Config::default()).await;
+    let mut stream = connect(&ca.client(&[]), server.addr, "localhost")
+        .await
+        .unwrap();
+    // Records of 16 KiB in, bodies larger than a write's 64 KiB out; the
+    // request's head and body in one write, then in many small ones.
+    for len in [1, 16 * 1024 + 1, 1024 * 1024 + 7] {
+        let body = letters(len);
+        let request =
+            format!("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {len}\r\n\r\n{body}");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut buf = Vec::new();
+        let response = common::read_response(&mut stream, &mut buf, false).await;
+        assert_eq!(response.body.len(), len);
+        assert!(
+            response.body == body.as_bytes(),
+            "the echo of {len} bytes differs"
+        );
+    }
+    let body = letters(3000);
+    let head = format!(
+        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    for chunk in body.as_bytes().chunks(7) {
+        stream.write_all(chunk).await.unwrap();
+        stream.flush().await.unwrap();
+    }
+    let mut buf = Vec::new();
+    let response = common::read_response(&mut stream, &mut buf, false).await;
+    assert!(response.body == body.as_bytes());
+}
+
+#[tokio::test]
+async fn tls_1_2_and_resumed_handshakes_serve_requests() {
+    let ca = Authority::new();
+    let issued = ca.issue(&["localhost"]);
+    let tls = TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes()).unwrap();
+    let server = start_tls(tls, Config::default()).await;
+
+    let tls12 = ClientConfig::builder_with_protocol_versions(&[&rustls::version::TLS12])
+        .with_root_certificates(ca.roots())
+        .with_no_client_auth();
+    let mut stream = connect(
+        &TlsConnector::from(Arc::new(tls12)),
+        server.addr,
+        "localhost",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        stream.get_ref().1.protocol_version(),
+        Some(rustls::ProtocolVersion::TLSv1_2)
+    );
+    assert_eq!(get(&mut stream, "/twelve").await, "path /twelve");
+
+    // The same client twice: the second handshake resumes the first's
+    // session from the ticket the server sent after its handshake.
+    let client = ca.client(&[]);
+    for (round, kind) in [rustls::HandshakeKind::Full, rustls::HandshakeKind::Resumed]
+        .into_iter()
+        .enumerate()
+    {
+        let mut stream = connect(&client, server.addr, "localhost").await.unwrap();
+        assert_eq!(get(&mut stream, "/again").await, "path /again");
+        assert_eq!(
+            stream.get_ref().1.handshake_kind(),
+            Some(kind),
+            "handshake {round}"
+        );
+    }
+    assert_eq!(server.metrics.tls_handshakes(), 3);
+}
+
+#[tokio::test]
+async fn the_server_ends_a_connection_with_close_notify() {
+    let ca = Authority::new();
+    let issued = ca.issue(&["localhost"]);
+    let tls = TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes()).unwrap();
+    let server = start_tls(tls, Config::default()).await;
+    let mut stream = connect(&ca.client(&[]), server.addr, "localhost")
+        .await
+        .unwrap();
+    stream
+        .write_all(b"GET /bye HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    // A read to the end fails with UnexpectedEof unless the server sent
+    // its close_notify before closing.
+    let mut all = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut all))
+        .await
+        .expect("the server closes")
+        .expect("a clean TLS close");
+    assert!(String::from_utf8_lossy(&all).ends_with("path /bye"));
+}
+
+#[tokio::test]
+async fn a_forged_record_gets_an_alert_and_the_connection_ends() {
+    let ca = Authority::new();
+    let issued = ca.issue(&["localhost"]);
+    let tls = TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes()).unwrap();
+    let server = start_tls(tls, Config::default()).await;
+    let mut stream = connect(&ca.client(&[]), server.addr, "localhost")
+        .await
+        .unwrap();
+    assert_eq!(get(&mut stream, "/first").await, "path /first");
+    // An application-data record the client's keys did not seal.
+    let mut forged = vec![0x17, 0x03, 0x03, 0x00, 0x40];
+    forged.extend_from_slice(&[0x5a; 0x40]);
+    stream.get_mut().0.write_all(&forged).await.unwrap();
+    let mut rest = Vec::new();
+    let ended = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut rest))
+        .await
+        .expect("the server ends the connection at once");
+    let error = ended.expect_err("the server's alert, not a clean close");
+    assert!(
+        error.to_string().contains("BadRecordMac"),
+        "the client hears why: {error}"
+    );
+    // Others are served on.
+    let mut other = connect(&ca.client(&[]), server.addr, "localhost")
+        .await
+        .unwrap();
+    assert_eq!(get(&mut other, "/other").await, "path /other");
 }

@@ -153,14 +153,15 @@ pub(super) async fn serve_one<T, S, B>(
         _slot: taken,
     };
     #[cfg(feature = "tls")]
-    if let Some(tls) = parts.tls.take() {
+    let socket = match parts.tls.take() {
         // The connection's slot is held through the handshake, under its
         // own deadline.
-        if let Some(stream) = tls.accept(socket, &parts.metrics).await {
-            serve_transport(stream, info, parts, open, slot).await;
-        }
-        return;
-    }
+        Some(tls) => match tls.accept(socket, &parts.metrics).await {
+            Some(tls) => super::tls::Transport::Tls(tls),
+            None => return,
+        },
+        None => super::tls::Transport::Plain(socket),
+    };
     serve_transport(socket, info, parts, open, slot).await;
 }
 

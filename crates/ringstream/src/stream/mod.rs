@@ -38,7 +38,7 @@
 mod buffers;
 mod io_impls;
 mod options;
-mod pool;
+pub(crate) mod pool;
 mod read;
 mod scan;
 mod write;

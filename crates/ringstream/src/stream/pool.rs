@@ -27,6 +27,7 @@ thread_local! {
     // moves, with no borrow flag and no allocation of its own.
     static READ: [Cell<Option<BytesMut>>; KEPT] = const { [const { Cell::new(None) }; KEPT] };
     static WRITE: [Cell<Option<Vec<u8>>>; KEPT] = const { [const { Cell::new(None) }; KEPT] };
+    static FILLED: [Cell<Option<Vec<u8>>>; KEPT] = const { [const { Cell::new(None) }; KEPT] };
 }
 
 /// The first block in `slots` with a capacity of at least `min`.
@@ -93,6 +94,29 @@ pub(crate) fn give_write(mut buffer: Vec<u8>) {
     }
     buffer.clear();
     let _ = WRITE.try_with(|slots| give(slots, buffer));
+}
+
+/// A buffer of at least `min` initialised bytes (its length) from the
+/// pool, if it has one: for code that lends `&mut [u8]` to be written
+/// into (TLS records), which then needs no zeroing. Its bytes are what the
+/// last user left.
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+pub(crate) fn take_filled(min: usize) -> Option<Vec<u8>> {
+    FILLED
+        .try_with(|slots| take(slots, min, Vec::len))
+        .ok()
+        .flatten()
+}
+
+/// Gives a buffer taken with [`take_filled`] (or one as long as its
+/// initialised bytes) back. It is kept when the pool has room and it is
+/// at most [`MAX_CAPACITY`] bytes long.
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+pub(crate) fn give_filled(buffer: Vec<u8>) {
+    if buffer.is_empty() || buffer.len() > MAX_CAPACITY {
+        return;
+    }
+    let _ = FILLED.try_with(|slots| give(slots, buffer));
 }
 
 /// The number of read and write blocks this thread's pool holds.

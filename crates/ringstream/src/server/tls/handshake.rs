@@ -3,13 +3,12 @@
 //! client from one speaking plain HTTP to the TLS port.
 
 use std::io;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Semaphore;
-use tokio_rustls::server::TlsStream;
+
+use super::transport::TlsTransport;
 
 use super::TlsConfig;
 use crate::server::Metrics;
@@ -46,7 +45,7 @@ impl Acceptor {
         &self,
         socket: T,
         metrics: &Metrics,
-    ) -> Option<TlsStream<Sniffed<T>>>
+    ) -> Option<Box<TlsTransport<T>>>
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
@@ -70,25 +69,22 @@ impl Acceptor {
         }
     }
 
-    async fn handshake<T>(&self, mut socket: T) -> io::Result<TlsStream<Sniffed<T>>>
+    async fn handshake<T>(&self, socket: T) -> io::Result<Box<TlsTransport<T>>>
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
+        let mut tls = Box::new(TlsTransport::new(self.config.current(), socket)?);
         // A client that sends nothing holds no handshake place: it waits
-        // out the deadline on its connection slot alone.
-        // The first read takes a whole ClientHello as a client sends it
-        // (with a post-quantum key share, about 1.8 KB), handed to rustls
-        // from memory: no second read, and the buffer lives only through
-        // the handshake.
-        let mut first = vec![0u8; SNIFFED].into_boxed_slice();
-        let n = socket.read(&mut first).await?;
-        if n == 0 {
+        // out the deadline on its connection slot alone. The first read
+        // takes a whole ClientHello as a client sends it.
+        if tls.read_first().await? == 0 {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
-        if first.first() != Some(&HANDSHAKE_RECORD) {
-            if first.first().is_some_and(u8::is_ascii_uppercase) {
+        let first = tls.first_byte();
+        if first != Some(HANDSHAKE_RECORD) {
+            if first.is_some_and(|b| b.is_ascii_uppercase()) {
                 // An HTTP method: say what went wrong, in clear text.
-                crate::server::admit::refuse(socket, USE_HTTPS).await;
+                crate::server::admit::refuse(tls.into_inner(), USE_HTTPS).await;
             }
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -100,115 +96,19 @@ impl Acceptor {
             .acquire()
             .await
             .map_err(|_| io::Error::other("handshakes closed"))?;
-        let acceptor = tokio_rustls::TlsAcceptor::from(self.config.current());
-        acceptor.accept(Sniffed::new(first, n, socket)).await
-    }
-}
-
-/// The most bytes read to tell TLS from plain HTTP: room for a whole
-/// ClientHello in one read.
-const SNIFFED: usize = 4096;
-
-/// A transport that first gives back the bytes read from it to tell TLS
-/// from plain HTTP.
-#[derive(Debug)]
-pub(crate) struct Sniffed<T> {
-    /// The bytes read first, until they are all given back.
-    first: Option<Box<[u8]>>,
-    start: usize,
-    end: usize,
-    io: T,
-}
-
-impl<T> Sniffed<T> {
-    fn new(first: Box<[u8]>, len: usize, io: T) -> Sniffed<T> {
-        let end = len.min(first.len());
-        Sniffed {
-            first: Some(first),
-            start: 0,
-            end,
-            io,
-        }
-    }
-}
-
-impl<T: AsyncRead + Unpin> AsyncRead for Sniffed<T> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        if let Some(first) = &this.first {
-            let rest = first.get(this.start..this.end).unwrap_or_default();
-            let n = rest.len().min(buf.remaining());
-            buf.put_slice(rest.get(..n).unwrap_or_default());
-            this.start += n;
-            if this.start >= this.end {
-                // All given back: the buffer goes.
-                this.first = None;
-            }
-            return Poll::Ready(Ok(()));
-        }
-        Pin::new(&mut this.io).poll_read(cx, buf)
-    }
-}
-
-impl<T: AsyncWrite + Unpin> AsyncWrite for Sniffed<T> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
+        tls.handshake().await?;
+        Ok(tls)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::AsyncWriteExt;
 
     #[test]
     fn the_plain_answer_has_the_length_it_says() {
         let text = std::str::from_utf8(USE_HTTPS).unwrap();
         let (head, body) = text.split_once("\r\n\r\n").unwrap();
         assert!(head.contains(&format!("Content-Length: {}", body.len())));
-    }
-
-    #[tokio::test]
-    async fn the_sniffed_bytes_come_first_then_the_rest() {
-        let (io, mut peer) = tokio::io::duplex(64);
-        peer.write_all(b"defgh").await.unwrap();
-        let mut first = vec![0u8; SNIFFED].into_boxed_slice();
-        first[..3].copy_from_slice(b"abc");
-        let mut sniffed = Sniffed::new(first, 3, io);
-        let mut two = [0u8; 2];
-        sniffed.read_exact(&mut two).await.unwrap();
-        assert_eq!(&two, b"ab");
-        let mut rest = [0u8; 6];
-        sniffed.read_exact(&mut rest).await.unwrap();
-        assert_eq!(&rest, b"cdefgh");
-        assert!(sniffed.first.is_none(), "the first bytes' buffer is freed");
     }
 }

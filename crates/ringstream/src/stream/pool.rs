@@ -31,7 +31,11 @@ thread_local! {
 }
 
 /// The first block in `slots` with a capacity of at least `min`.
-fn take<B>(slots: &[Cell<Option<B>>], min: usize, capacity: fn(&B) -> usize) -> Option<B> {
+pub(crate) fn take<B>(
+    slots: &[Cell<Option<B>>],
+    min: usize,
+    capacity: fn(&B) -> usize,
+) -> Option<B> {
     for slot in slots {
         if let Some(block) = slot.take() {
             if capacity(&block) >= min {
@@ -44,7 +48,7 @@ fn take<B>(slots: &[Cell<Option<B>>], min: usize, capacity: fn(&B) -> usize) -> 
 }
 
 /// Puts `block` in the first free slot, or drops it when there is none.
-fn give<B>(slots: &[Cell<Option<B>>], block: B) {
+pub(crate) fn give<B>(slots: &[Cell<Option<B>>], block: B) {
     let mut block = Some(block);
     for slot in slots {
         // Swaps `block` into an empty slot; a full one gives its block

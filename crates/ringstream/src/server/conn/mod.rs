@@ -19,6 +19,7 @@
 mod close;
 mod dispatch;
 mod read;
+mod spare;
 mod trace;
 mod write;
 
@@ -27,7 +28,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
-use http::{HeaderMap, Request, Response};
+use http::{Request, Response};
 use http_body::Body;
 use ringstream_core::h1::{DateCache, HeadParser, Next};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -57,9 +58,6 @@ pub(crate) struct Connection<T, S> {
     date: DateCache,
     /// The idle and head-read deadline of this connection.
     timer: Pin<Box<Sleep>>,
-    /// The last response's (emptied) field map, kept to hold the next
-    /// request's fields: one allocation and one free less per request.
-    spare_headers: Option<HeaderMap>,
     /// No request has been read yet: the first one is awaited under the
     /// head deadline set at the start.
     awaiting_first: bool,
@@ -117,7 +115,6 @@ where
             fields: Vec::new(),
             date: DateCache::new(),
             timer: Box::pin(sleep_until(tokio::time::Instant::now())),
-            spare_headers: None,
             awaiting_first: true,
             info: None,
             dated_millis: 0,
@@ -344,7 +341,7 @@ where
             self.stream.buffer_write(invitation);
         }
         let encoder = self.write_head(exchange, status, &parts.headers, body_length)?;
-        self.keep_spare_headers(parts.headers);
+        spare::give(parts.headers);
         self.metrics.record_status(status);
         Ok(encoder)
     }

@@ -5,7 +5,7 @@
 use std::future::poll_fn;
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri};
+use http::{HeaderName, HeaderValue, Method, Request, Uri};
 use ringstream_core::h1::{Exchange, Field, Version, MAX_FIELDS};
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -196,13 +196,7 @@ where
             Method::from_bytes(bytes(spans.method)).map_err(|_| (400, "invalid method"))?;
         let uri = Uri::from_maybe_shared(shared(spans.target))
             .map_err(|_| (400, "invalid request target"))?;
-        let mut headers = match self.spare_headers.take() {
-            Some(mut spare) => {
-                spare.reserve(self.fields.len());
-                spare
-            }
-            None => HeaderMap::with_capacity(self.fields.len()),
-        };
+        let mut headers = super::spare::take(self.fields.len());
         for &(name, value) in &self.fields {
             let name =
                 HeaderName::from_bytes(bytes(name)).map_err(|_| (400, "invalid field name"))?;

@@ -30,10 +30,6 @@ const SMALL_FRAME: usize = 4 * 1024;
 /// (bytes; more is made as needed).
 pub(super) const HEAD_ROOM: usize = 256;
 
-/// Largest capacity of a response's field map kept for the next request's
-/// fields: a response with hundreds of fields does not pin its map.
-const SPARE_HEADERS_CAPACITY: usize = 64;
-
 impl<T, S> Connection<T, S>
 where
     T: AsyncRead + AsyncWrite + Unpin,
@@ -72,15 +68,6 @@ where
             fields,
             body_length,
         )
-    }
-
-    /// Keep a response's field map, emptied, for the next request's fields
-    /// (unless it grew unusually large).
-    pub(super) fn keep_spare_headers(&mut self, mut headers: HeaderMap) {
-        if headers.capacity() <= SPARE_HEADERS_CAPACITY {
-            headers.clear();
-            self.spare_headers = Some(headers);
-        }
     }
 
     /// Write the response body, feeding the request body meanwhile (an echo

@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 use tower_service::Service;
 
 use super::admit::{Admission, Throttle};
-use super::conn::Connection;
+use super::conn::{Connection, Served};
 use super::counted::Counted;
 use super::slots::Taken;
 use super::upgrade::Hold;
@@ -131,83 +131,79 @@ pub(super) struct Parts<S> {
 }
 
 /// Serves one accepted connection to its end, then gives its slot back.
-pub(super) async fn serve_one<T, S, B>(
-    socket: T,
-    info: ConnectionInfo,
-    #[cfg_attr(not(feature = "tls"), allow(unused_mut))] mut parts: Parts<S>,
-    taken: Taken,
-) where
-    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    S: Service<Request<Incoming>, Response = Response<B>>,
-    S::Error: Into<BoxError>,
-    B: Body,
-    B::Error: Into<BoxError>,
-{
-    let metrics = parts.metrics.clone();
-    metrics.record_connection_opened();
-    let slot = taken.slot();
-    // Counted closed however the task ends: at its end, aborted at the
-    // shutdown deadline, or unwound by a panicking service.
-    let open = OpenConnection {
-        metrics,
-        _slot: taken,
-    };
-    #[cfg(feature = "tls")]
-    let socket = match parts.tls.take() {
-        // The connection's slot is held through the handshake, under its
-        // own deadline.
-        Some(tls) => match tls.accept(socket, &parts.metrics).await {
-            Some(tls) => super::tls::Transport::Tls(tls),
-            None => return,
-        },
-        None => super::tls::Transport::Plain(socket),
-    };
-    serve_transport(socket, info, parts, open, slot).await;
-}
-
-/// Serves HTTP on `socket` (plain, or decrypted TLS) to its end.
-async fn serve_transport<T, S, B>(
+///
+/// A plain function returning an `async` block, which holds what it
+/// captures once: the connection lives in the block and is served in
+/// place, where nested `async fn`s taking it by value would each hold a
+/// copy (the task of an idle connection is that much smaller).
+// Not an `async fn`, on purpose: see above.
+#[allow(clippy::manual_async_fn)]
+pub(super) fn serve_one<T, S, B>(
     socket: T,
     info: ConnectionInfo,
     parts: Parts<S>,
-    open: OpenConnection,
-    slot: Arc<super::slots::Slot>,
-) where
+    taken: Taken,
+) -> impl Future<Output = ()>
+where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     S: Service<Request<Incoming>, Response = Response<B>>,
     S::Error: Into<BoxError>,
     B: Body,
     B::Error: Into<BoxError>,
 {
-    let Parts {
-        service,
-        config,
-        metrics,
-        stopped,
-        upgraded,
-        ..
-    } = parts;
-    let conn = Connection::new(
-        Counted::new(socket, metrics.clone()),
-        service,
-        config,
-        metrics,
-        stopped,
-        slot,
-    )
-    .with_info(info)
-    .with_upgrades();
-    match conn.serve().await {
-        Ok(None) => {}
-        // Upgraded: a small task of the server's keeps the slot from now
-        // on, and this one ends.
-        Ok(Some(hold)) => {
-            if let Err(refused) = upgraded.send(Held { hold, _open: open }) {
-                // The server is past its shutdown: keep it here.
-                refused.0.keep().await;
+    async move {
+        let Parts {
+            service,
+            config,
+            metrics,
+            stopped,
+            upgraded,
+            #[cfg(feature = "tls")]
+            tls,
+        } = parts;
+        metrics.record_connection_opened();
+        let slot = taken.slot();
+        // Counted closed however the task ends: at its end, aborted at the
+        // shutdown deadline, or unwound by a panicking service.
+        let open = OpenConnection {
+            metrics: metrics.clone(),
+            _slot: taken,
+        };
+        #[cfg(feature = "tls")]
+        let socket = match tls {
+            // The connection's slot is held through the handshake, under
+            // its own deadline. Boxed: its future, larger than a served
+            // connection's, would otherwise size every connection's task.
+            Some(tls) => match Box::pin(tls.accept(socket, &metrics)).await {
+                Some(tls) => super::tls::Transport::Tls(tls),
+                None => return,
+            },
+            None => super::tls::Transport::Plain(socket),
+        };
+        let mut conn = Connection::new(
+            Counted::new(socket, metrics.clone()),
+            service,
+            config,
+            metrics,
+            stopped,
+            slot,
+        )
+        .with_info(info)
+        .with_upgrades();
+        match conn.serve_in_place().await {
+            Ok(Served::Ended) => {}
+            // Upgraded: a small task of the server's keeps the slot from
+            // now on, and this one ends.
+            Ok(Served::Upgraded(pending)) => {
+                if let Some(hold) = conn.hand_over(pending) {
+                    if let Err(refused) = upgraded.send(Held { hold, _open: open }) {
+                        // The server is past its shutdown: keep it here.
+                        refused.0.keep().await;
+                    }
+                }
             }
+            Err(e) => tracing::debug!(error = %e, "connection ended with an error"),
         }
-        Err(e) => tracing::debug!(error = %e, "connection ended with an error"),
     }
 }
 

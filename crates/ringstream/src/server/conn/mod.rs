@@ -80,6 +80,14 @@ async fn wait_released(hold: Option<upgrade::Hold>) {
 }
 
 /// What follows an exchange.
+/// How [`Connection::serve_in_place`] ended.
+pub(crate) enum Served {
+    /// The connection is closed (or given back to be closed).
+    Ended,
+    /// A `101` was written: the connection goes to the service.
+    Upgraded(Pending),
+}
+
 enum After {
     /// Another request may come.
     KeepAlive,
@@ -150,7 +158,20 @@ where
     /// As [`run`](Self::run), but an upgraded connection is returned as
     /// its [`Hold`](upgrade::Hold) at once: the caller keeps the slot with
     /// a task far smaller than this one.
-    pub(crate) async fn serve(mut self) -> Result<Option<upgrade::Hold>, Error> {
+    pub(crate) async fn serve(self) -> Result<Option<upgrade::Hold>, Error> {
+        let mut conn = self;
+        match conn.serve_in_place().await? {
+            Served::Ended => Ok(None),
+            Served::Upgraded(pending) => Ok(conn.hand_over(pending)),
+        }
+    }
+
+    /// [`serve`](Self::serve) on a connection its caller keeps in its own
+    /// future, which then holds it once: an `async fn` that takes it by
+    /// value holds it twice (as its argument and as the binding it is
+    /// moved into). An upgraded connection is then given to
+    /// [`hand_over`](Self::hand_over).
+    pub(crate) async fn serve_in_place(&mut self) -> Result<Served, Error> {
         // A new connection is given the head timeout, not the idle timeout,
         // to send its first request: a socket that connects and stays
         // silent holds a slot no longer than a slow head would.
@@ -163,7 +184,7 @@ where
                 Err(HeadOutcome::Closed) => break,
                 // Idle with nothing unread: closing sends a plain FIN, and
                 // the slot is given back at once for the client waiting.
-                Err(HeadOutcome::Evicted) => return Ok(None),
+                Err(HeadOutcome::Evicted) => return Ok(Served::Ended),
                 Err(HeadOutcome::Reject(status, why)) => {
                     self.reject(status, &why).await;
                     break;
@@ -184,7 +205,7 @@ where
                     continue;
                 }
                 Ok(After::Close) => break,
-                Ok(After::Upgrade(pending)) => return Ok(self.hand_over(pending)),
+                Ok(After::Upgrade(pending)) => return Ok(Served::Upgraded(pending)),
                 Err(e) => {
                     // A client that stopped reading is not waited for again.
                     if matches!(e, Error::TimedOut("response write")) {
@@ -198,14 +219,14 @@ where
             }
         }
         self.linger_close().await;
-        Ok(None)
+        Ok(Served::Ended)
     }
 
     /// Hands the connection to the service that upgraded it. The returned
     /// hold keeps its slot until the service drops it; dropping the hold
     /// (the task that keeps it ended at the shutdown deadline) cuts the
     /// upgraded connection off.
-    fn hand_over(self, pending: Pending) -> Option<upgrade::Hold> {
+    pub(crate) fn hand_over(self, pending: Pending) -> Option<upgrade::Hold> {
         let boxed = self.upgrades?;
         let stop = self.shutdown.receiver();
         // Nothing else of the connection is kept while it is upgraded.

@@ -170,6 +170,9 @@ where
         } else {
             &more[..]
         };
+        if self.fields.capacity() == 0 {
+            self.fields = super::spare::take_fields();
+        }
         self.fields.clear();
         for field in head.fields(fields) {
             self.fields
@@ -204,6 +207,9 @@ where
                 .map_err(|_| (400, "invalid field value"))?;
             headers.append(name, value);
         }
+        // The spans go back to the thread once read: a connection that
+        // waits for its next request holds none.
+        super::spare::give_fields(std::mem::take(&mut self.fields));
         let mut request = Request::new(());
         *request.method_mut() = method;
         *request.uri_mut() = uri;

@@ -1,14 +1,22 @@
-//! Emptied field maps kept by each thread. A response's map, once its
-//! head is written, holds the fields of a later request served on the
-//! same thread, whichever its connection: a request costs no map
-//! allocation, and a connection that waits for its next request holds
-//! none.
+//! Emptied field maps and field-span lists kept by each thread. A
+//! response's map, once its head is written, holds the fields of a later
+//! request served on the same thread, whichever its connection, and the
+//! list a head's fields were noted in serves the next head parsed: a
+//! request allocates neither, and a connection that waits for its next
+//! request holds neither.
 
 use std::cell::Cell;
 
 use http::HeaderMap;
 
+use super::read::Span;
 use crate::stream::pool;
+
+/// Where a head's fields are, by name and value, in its bytes.
+type FieldSpans = Vec<(Span, Span)>;
+
+/// Largest list of field spans kept (in fields).
+const MAX_FIELD_SPANS: usize = 128;
 
 /// Largest capacity of a map kept: a response with hundreds of fields
 /// does not pin its map.
@@ -17,6 +25,27 @@ const MAX_CAPACITY: usize = 64;
 thread_local! {
     static SPARE: [Cell<Option<HeaderMap>>; pool::KEPT] =
         const { [const { Cell::new(None) }; pool::KEPT] };
+    static FIELDS: [Cell<Option<FieldSpans>>; pool::KEPT] =
+        const { [const { Cell::new(None) }; pool::KEPT] };
+}
+
+/// An empty list for a head's field spans: a kept one, or a new one.
+pub(super) fn take_fields() -> FieldSpans {
+    FIELDS
+        .try_with(|slots| pool::take(slots, 0, Vec::capacity))
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Keeps `spans`, emptied, for a later head (unless it grew unusually
+/// large or the thread keeps enough).
+pub(super) fn give_fields(mut spans: FieldSpans) {
+    if spans.capacity() == 0 || spans.capacity() > MAX_FIELD_SPANS {
+        return;
+    }
+    spans.clear();
+    let _ = FIELDS.try_with(|slots| pool::give(slots, spans));
 }
 
 /// An empty map with room for `fields` fields: a kept one, or a new one.
@@ -65,6 +94,24 @@ mod tests {
         assert_eq!(again.capacity(), room);
         // Nothing kept: a new map.
         assert_eq!(take(0).capacity(), 0);
+    }
+
+    #[test]
+    fn a_span_list_comes_back_empty_with_its_room_unless_it_is_large() {
+        while FIELDS
+            .with(|slots| pool::take(slots, 0, Vec::capacity))
+            .is_some()
+        {}
+        let mut spans = take_fields();
+        assert_eq!(spans.capacity(), 0, "nothing kept yet");
+        spans.push(((0, 4), (6, 3)));
+        let room = spans.capacity();
+        give_fields(spans);
+        let again = take_fields();
+        assert!(again.is_empty());
+        assert_eq!(again.capacity(), room);
+        give_fields(Vec::with_capacity(MAX_FIELD_SPANS * 2));
+        assert_eq!(take_fields().capacity(), 0, "a large list is freed");
     }
 
     #[test]

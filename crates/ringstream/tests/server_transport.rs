@@ -299,3 +299,53 @@ async fn dropping_the_serve_future_stops_the_server_and_its_connections() {
     common::poll_until(|| metrics.connections_open() == 0).await;
     assert!(TcpStream::connect(addr).await.is_err());
 }
+
+#[tokio::test]
+async fn idle_connections_close_at_once_when_the_server_stops() {
+    let server = Server::bind("127.0.0.1:0").await.unwrap();
+    let addr = server.local_addr().unwrap();
+    let config = Config {
+        shutdown_timeout: Duration::from_secs(30),
+        ..Config::default()
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(
+        server
+            .serve(echo_addresses())
+            .with_config(config)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            }),
+    );
+    // Idle keep-alive connections after one request each, and one that
+    // has sent nothing yet.
+    let mut idle = Vec::new();
+    for _ in 0..3 {
+        let mut socket = TcpStream::connect(addr).await.unwrap();
+        socket
+            .write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            .await
+            .unwrap();
+        let mut buf = Vec::new();
+        read_response(&mut socket, &mut buf, false).await;
+        idle.push(socket);
+    }
+    idle.push(TcpStream::connect(addr).await.unwrap());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    let asked = std::time::Instant::now();
+    stop.send(()).unwrap();
+    for socket in &mut idle {
+        let mut rest = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(5), socket.read_to_end(&mut rest))
+            .await
+            .expect("an idle connection closes at the stop, not at the deadline");
+        assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    }
+    tokio::time::timeout(Duration::from_secs(5), running)
+        .await
+        .expect("the server ends without waiting out its 30 s")
+        .unwrap()
+        .unwrap();
+    assert!(asked.elapsed() < Duration::from_secs(5));
+}

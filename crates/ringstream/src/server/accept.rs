@@ -88,6 +88,9 @@ where
     }
     drop(listener);
     let _ = stop.send(true);
+    // An idle connection waits on its slot's waker alone (a waiter on the
+    // channel for each would cost every connection an allocation).
+    admission.wake_all();
     drop(upgraded);
     finish(tasks, held, config.shutdown_timeout).await;
     Ok(())

@@ -52,6 +52,11 @@ pub(super) struct Admission {
 }
 
 impl Admission {
+    /// Wakes every connection that waits, to see the stop just sent.
+    pub(super) fn wake_all(&self) {
+        self.slots.wake_all();
+    }
+
     pub(super) fn new(config: &Config) -> Admission {
         Admission {
             slots: Arc::new(Slots::new(config.max_connections)),

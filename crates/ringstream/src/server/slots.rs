@@ -79,6 +79,18 @@ impl Slot {
         crate::wake::register(&mut slot, &std::task::Context::from_waker(waker));
     }
 
+    /// Wakes the connection if it waits (for the shutdown to be seen).
+    pub(crate) fn wake(&self) {
+        let waker = self
+            .waker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
     /// Evicts the slot if it is idle since `since`, waking its connection.
     fn evict(&self, since: u64) -> bool {
         let evicted = self
@@ -215,6 +227,15 @@ impl Slots {
                 return true;
             }
             // It became busy (or idle again) since the scan: look again.
+        }
+    }
+
+    /// Wakes every open connection that waits: the server has begun to
+    /// stop, and each one, woken, sees it.
+    pub(crate) fn wake_all(&self) {
+        let open: Vec<Arc<Slot>> = self.lock().entries.iter().flatten().cloned().collect();
+        for slot in open {
+            slot.wake();
         }
     }
 

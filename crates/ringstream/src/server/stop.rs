@@ -1,7 +1,5 @@
 //! The server's stop signal as one connection sees it.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
@@ -9,27 +7,21 @@ use tokio::sync::watch;
 
 use super::slots::Slot;
 
-/// A waiter for the stop signal, kept for the connection's life.
-type Waiter = Pin<Box<dyn Future<Output = ()> + Send>>;
-
 /// One connection's view of graceful shutdown, and of its eviction.
 ///
-/// The server sends `true` once on a `watch` channel when it begins to stop.
-/// A connection asks two things of it: after each response, whether to keep
-/// the connection alive ([`is_stopping`](Self::is_stopping), an atomic load
-/// while nothing was sent), and, while idle between requests, to be woken
-/// when the stop begins or its [`Slot`] is evicted to make room for a new
-/// client ([`poll_stopping`](Self::poll_stopping)). The waiter for the
-/// former is made on the first idle wait and then kept, so that it joins
-/// the channel's waiter list once per connection rather than once per
-/// request; and while the task's waker stays the same it is not even polled
-/// again (polling it takes the channel's lock): the waker it holds wakes
-/// the task on the send, and the task then sees the new value. The slot
-/// keeps the same waker for an eviction.
+/// The server sends `true` once on a `watch` channel when it begins to
+/// stop, then wakes every open connection through its [`Slot`]. A
+/// connection asks two things of it: after each response, whether to keep
+/// the connection alive ([`is_stopping`](Self::is_stopping), an atomic
+/// load while nothing was sent), and, while idle between requests, to be
+/// woken when the stop begins or its slot is evicted to make room for a
+/// new client ([`poll_stopping`](Self::poll_stopping)). Both wake-ups come
+/// through the waker the slot holds, stored once per connection (and again
+/// only if the task's waker changes): an idle connection holds no waiter
+/// of its own on the channel.
 pub(crate) struct StopSignal {
     receiver: watch::Receiver<bool>,
-    waiter: Option<Waiter>,
-    /// The waker the pending waiter (and the slot) holds.
+    /// The waker the slot holds.
     registered: Option<Waker>,
     stopped: bool,
     slot: Arc<Slot>,
@@ -41,7 +33,6 @@ impl StopSignal {
         let stopped = *receiver.borrow();
         StopSignal {
             receiver,
-            waiter: None,
             registered: None,
             stopped,
             slot,
@@ -74,85 +65,66 @@ impl StopSignal {
 
     /// Ready once the server has begun to stop or the slot was evicted
     /// (which [`Slot::is_evicted`] tells apart). A dropped sender never
-    /// stops the connection.
+    /// stops the connection. Pending, the task is woken through its slot
+    /// ([`Slot::wake`] at the stop, or the eviction).
     pub(crate) fn poll_stopping(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if self.stopped {
             return Poll::Ready(());
         }
-        if self
+        let known = self
             .registered
             .as_ref()
-            .is_some_and(|waker| waker.will_wake(cx.waker()))
-        {
-            if self.slot.is_evicted() {
-                return Poll::Ready(());
-            }
-            if !self.is_stopping() {
-                return Poll::Pending;
-            }
+            .is_some_and(|waker| waker.will_wake(cx.waker()));
+        if !known {
+            // The waker goes to the slot before the checks below, so a
+            // stop or an eviction in between still wakes this task.
+            self.slot.register(cx.waker());
+            self.registered = Some(cx.waker().clone());
+        }
+        if self.slot.is_evicted() {
+            return Poll::Ready(());
+        }
+        if self.is_stopping() {
             self.stopped = true;
-            self.waiter = None;
             self.registered = None;
             return Poll::Ready(());
         }
-        let waiter = self.waiter.get_or_insert_with(|| {
-            let mut receiver = self.receiver.clone();
-            // Outside tokio's per-task budget: with the budget spent,
-            // `wait_for` would return `Pending` without joining the waiter
-            // list, and the skip above would then never poll it again.
-            Box::pin(tokio::task::unconstrained(async move {
-                if receiver.wait_for(|stop| *stop).await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            }))
-        });
-        if waiter.as_mut().poll(cx).is_pending() {
-            // The waker goes to the slot before the slot is checked, so an
-            // eviction in between still wakes this task.
-            self.slot.register(cx.waker());
-            if self.slot.is_evicted() {
-                return Poll::Ready(());
-            }
-            self.registered = Some(cx.waker().clone());
-            return Poll::Pending;
-        }
-        self.stopped = true;
-        self.waiter = None;
-        self.registered = None;
-        Poll::Ready(())
+        Poll::Pending
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::future::poll_fn;
+    use std::future::{poll_fn, Future};
 
     #[tokio::test]
-    async fn stop_is_seen_by_both_the_check_and_the_waiter() {
+    async fn stop_is_seen_by_both_the_check_and_the_wait() {
         let (stop, receiver) = watch::channel(false);
         let mut signal = StopSignal::new(receiver, Slot::standalone());
         assert!(!signal.is_stopping());
         let waiting = poll_fn(|cx| Poll::Ready(signal.poll_stopping(cx).is_ready())).await;
         assert!(!waiting, "nothing sent yet");
-        // The waiter made above is kept and completes on the send.
         stop.send(true).unwrap();
         poll_fn(|cx| signal.poll_stopping(cx)).await;
         assert!(signal.is_stopping());
-        // Ready again afterwards, without polling a finished future.
+        // Ready again afterwards.
         poll_fn(|cx| signal.poll_stopping(cx)).await;
     }
 
     /// A task waiting on the signal (polled many times with the same waker,
-    /// as an idle connection is between requests) is woken by the send
-    /// alone: nothing else wakes it after the last nudge.
+    /// as an idle connection is between requests) is woken by the server's
+    /// wake of its slot after the send: nothing else wakes it after the
+    /// last nudge.
     #[tokio::test]
-    async fn an_idle_task_is_woken_by_the_send() {
+    async fn an_idle_task_is_woken_through_its_slot() {
         let (stop, receiver) = watch::channel(false);
+        let slot = Slot::standalone();
+        let its_slot = slot.clone();
         let (nudge, mut nudged) = tokio::sync::mpsc::unbounded_channel::<()>();
         let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel::<u32>();
         let task = tokio::spawn(async move {
-            let mut signal = StopSignal::new(receiver, Slot::standalone());
+            let mut signal = StopSignal::new(receiver, its_slot);
             let mut polls = 0u32;
             loop {
                 tokio::select! {
@@ -170,6 +142,7 @@ mod tests {
             assert_eq!(seen.recv().await, Some(n));
         }
         stop.send(true).unwrap();
+        slot.wake();
         let polls = tokio::time::timeout(std::time::Duration::from_secs(5), task)
             .await
             .expect("the send wakes the task")
@@ -179,14 +152,16 @@ mod tests {
     }
 
     /// The first wait may come when the task has spent its tokio budget
-    /// (a burst of pipelined requests): the waiter must still join the
-    /// channel's waiter list, or the send would never wake the task.
+    /// (a burst of pipelined requests): its waker must still reach the
+    /// slot, or the stop would never wake the task.
     #[tokio::test]
     async fn a_first_wait_with_the_budget_spent_is_still_woken() {
         let (stop, receiver) = watch::channel(false);
+        let slot = Slot::standalone();
+        let its_slot = slot.clone();
         let (waiting_tx, waiting) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            let mut signal = StopSignal::new(receiver, Slot::standalone());
+            let mut signal = StopSignal::new(receiver, its_slot);
             let mut waiting_tx = Some(waiting_tx);
             let mut first = true;
             poll_fn(|cx| {
@@ -215,6 +190,7 @@ mod tests {
         // wake-up, then nothing but the send can wake it.
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         stop.send(true).unwrap();
+        slot.wake();
         tokio::time::timeout(std::time::Duration::from_secs(5), task)
             .await
             .expect("the send wakes the task")

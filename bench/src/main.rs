@@ -29,6 +29,7 @@
 
 mod alloc;
 mod emulate;
+mod loadgen;
 mod mempipe;
 mod peer;
 mod report;

@@ -1,7 +1,9 @@
 //! Starting the servers under test as child processes: `ringstream serve`,
 //! the hyper peer (`ringstream-bench hyper-peer`), the WebSocket peers
-//! (`ringstream-bench ws-peer`) and the HTTPS servers (`ringstream-bench
-//! tls-peer`), and reading their CPU time and memory from `/proc`.
+//! (`ringstream-bench ws-peer`), the HTTPS servers (`ringstream-bench
+//! tls-peer`) and the framework peers of `bench/peers` (`peer-actix`,
+//! `peer-xitca`, `peer-may`), and reading their CPU time and memory from
+//! `/proc`.
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
@@ -13,7 +15,8 @@ use anyhow::{bail, Context};
 
 /// A server child process, killed on drop.
 pub struct ServerProcess {
-    /// `ringstream`, `hyper`, `fastwebsockets` or `tungstenite`.
+    /// `ringstream`, `hyper`, `fastwebsockets`, `tungstenite`,
+    /// `actix-web`, `xitca-web` or `may_minihttp`.
     pub name: &'static str,
     /// Where it listens.
     pub addr: SocketAddr,
@@ -60,6 +63,39 @@ impl ServerProcess {
             total += ran;
         }
         Ok(total)
+    }
+
+    /// CPU time each live thread of the process has run so far: its
+    /// thread id, its name (`comm`) and the nanoseconds of its
+    /// `/proc/PID/task/TID/schedstat`, in thread id order. Over a window,
+    /// the threads whose time grew show which threads did the work.
+    pub fn threads_cpu_ns(&self) -> anyhow::Result<Vec<(u32, String, u64)>> {
+        let mut threads = Vec::new();
+        for task in std::fs::read_dir(format!("/proc/{}/task", self.pid()))? {
+            let dir = task?.path();
+            let Some(tid) = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.parse().ok())
+            else {
+                continue;
+            };
+            // A thread may exit between the listing and the reads.
+            let (Ok(stat), Ok(comm)) = (
+                std::fs::read_to_string(dir.join("schedstat")),
+                std::fs::read_to_string(dir.join("comm")),
+            ) else {
+                continue;
+            };
+            let ran = stat
+                .split_whitespace()
+                .next()
+                .context("empty schedstat")?
+                .parse()?;
+            threads.push((tid, comm.trim_end().to_owned(), ran));
+        }
+        threads.sort_unstable_by_key(|t| t.0);
+        Ok(threads)
     }
 
     /// Reset the peak resident memory to the current one (Linux
@@ -171,6 +207,26 @@ pub fn start_ringstream_with(
         addr,
         child,
     })
+}
+
+/// Start `program` with `args` (plus `--addr` and a free port) as server
+/// `name`, on `cpus` if given. The program must print one line on stdout
+/// once it listens.
+pub fn start_program(
+    name: &'static str,
+    program: &std::path::Path,
+    args: &[&str],
+    cpus: Option<&str>,
+) -> anyhow::Result<ServerProcess> {
+    let addr = free_port()?;
+    let child = pinned(program, cpus)
+        .args(args)
+        .args(["--addr", &addr.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("starting {}", program.display()))?;
+    wait_ready(ServerProcess { name, addr, child })
 }
 
 /// Start the hyper peer with `workers` runtime threads, on `cpus` if

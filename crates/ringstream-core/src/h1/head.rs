@@ -617,7 +617,8 @@ fn track_request_line(
     Ok(())
 }
 
-/// Offset of the first CR or LF in `s`, looking at eight bytes at a time.
+/// Offset of the first CR or LF in `s`, looking at eight bytes at a time
+/// (the last few one by one).
 fn find_line_end(s: &[u8]) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
@@ -630,10 +631,13 @@ fn find_line_end(s: &[u8]) -> Option<usize> {
         };
         let w = u64::from_le_bytes(word);
         let (cr, lf) = (w ^ CR, w ^ LF);
-        // Non-zero when some byte of `cr` or `lf` is zero (may also flag a
-        // byte above a zero one: the byte scan below settles it).
-        if ((cr.wrapping_sub(LO) & !cr) | (lf.wrapping_sub(LO) & !lf)) & HI != 0 {
-            break;
+        // The high bit of every byte of `cr` or `lf` that is zero (a byte
+        // above a zero one may be flagged too, never one below it).
+        let found = ((cr.wrapping_sub(LO) & !cr) | (lf.wrapping_sub(LO) & !lf)) & HI;
+        if found != 0 {
+            // The lowest flag is the first CR or LF (little-endian: byte 0
+            // is the low one).
+            return Some(off + (found.trailing_zeros() / 8) as usize);
         }
         off += 8;
     }

@@ -59,6 +59,10 @@ pub struct Args {
     /// 13-byte body (`Content-Length`) that the service drops unread.
     #[arg(long, value_delimiter = ',', default_value = "GET,POST")]
     pub methods: Vec<String>,
+    /// Fields every request carries besides `Host` (`X-Field-1: value-1`
+    /// and so on), as a browser sends a dozen.
+    #[arg(long, default_value_t = 0)]
+    pub extra_fields: usize,
 }
 
 /// The static service's body (13 bytes, as `/bytes/13`).
@@ -192,7 +196,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     ..Config::default()
                 };
                 let conn = tokio::spawn(serve_connection_with_info(server, info(), app, config));
-                let counted = measure(&mut client, request.as_bytes(), 1, args.requests).await;
+                let request = with_fields(request.as_bytes(), args.extra_fields);
+                let counted = measure(&mut client, &request, 1, args.requests).await;
                 drop(client);
                 let _ = conn.await;
                 counted
@@ -206,7 +211,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
     }
     for method in args.methods.iter().filter(|method| !method.is_empty()) {
-        let request = static_request(method)?;
+        let request = with_fields(static_request(method)?, args.extra_fields);
+        let request = &request[..];
         for &server in &servers {
             for &depth in &args.depths {
                 let (per_request, bytes) = runtime.block_on(async {
@@ -237,6 +243,20 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         crate::report::print_json(&rows);
     }
     Ok(())
+}
+
+/// `request` with `extra` more fields before the end of its head.
+fn with_fields(request: &[u8], extra: usize) -> Vec<u8> {
+    let end = request
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(request.len(), |at| at + 2);
+    let mut out = request[..end].to_vec();
+    for i in 1..=extra {
+        out.extend_from_slice(format!("X-Field-{i}: value-{i}\r\n").as_bytes());
+    }
+    out.extend_from_slice(&request[end..]);
+    out
 }
 
 /// Allocations and reallocations per request over `requests` requests

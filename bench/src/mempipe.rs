@@ -120,16 +120,31 @@ impl Client {
     /// If the server closes the connection first, or its response has no
     /// `Content-Length` or a head longer than the buffer.
     pub async fn exchange(&mut self, request: &[u8]) -> usize {
-        {
-            let mut state = lock(&self.state);
-            let conn = &mut state.conns[self.id];
-            if conn.start == conn.requests.len() {
-                conn.requests.clear();
-                conn.start = 0;
-            }
-            conn.requests.extend_from_slice(request);
-            wake(&mut conn.server_read);
+        self.send(request);
+        self.response().await
+    }
+
+    /// Send `request` (one or several pipelined requests) without waiting
+    /// for an answer.
+    pub fn send(&mut self, request: &[u8]) {
+        let mut state = lock(&self.state);
+        let conn = &mut state.conns[self.id];
+        if conn.start == conn.requests.len() {
+            conn.requests.clear();
+            conn.start = 0;
         }
+        conn.requests.extend_from_slice(request);
+        wake(&mut conn.server_read);
+    }
+
+    /// Take the next whole response (`Content-Length` framed) out of the
+    /// shared buffer without copying it; returns its length, head included.
+    /// Pipelined responses written together are taken one call at a time.
+    ///
+    /// # Panics
+    ///
+    /// As [`exchange`](Self::exchange).
+    pub async fn response(&mut self) -> usize {
         let mut total = None;
         let mut taken = 0;
         poll_fn(|cx| {
@@ -365,6 +380,28 @@ mod tests {
         assert_eq!(a.exchange(b"").await, 40);
         let unsolicited = Pin::new(&mut server_b).poll_write(&mut cx, b"x");
         assert!(matches!(unsolicited, Poll::Ready(Ok(1))));
+    }
+
+    #[tokio::test]
+    async fn pipelined_responses_are_taken_one_at_a_time() {
+        let loopback = Loopback::new(1000);
+        let (mut client, server) = loopback.connect();
+        // Three requests in one read: the server writes three responses
+        // back to back before the client takes any.
+        let serve = tokio::spawn(async move {
+            let mut server = server;
+            let mut requests = [0u8; 64];
+            let n = server.read(&mut requests).await.unwrap();
+            assert_eq!(n, 54);
+            let response = b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\npppppp\n";
+            server.write_all(&response.repeat(3)).await.unwrap();
+        });
+        client.send(&b"GET / HTTP/1.1\r\n\r\n".repeat(3));
+        for _ in 0..3 {
+            assert_eq!(client.response().await, 38 + 7);
+        }
+        drop(client);
+        serve.await.unwrap();
     }
 
     #[test]

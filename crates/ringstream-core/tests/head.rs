@@ -285,6 +285,21 @@ fn rfc9110_5_5_value_bytes_and_ows_trimming() {
     assert_eq!(p.fields[1].1, b"");
 }
 
+/// RFC 9110 §5.5: obs-text need not be UTF-8 (a Latin-1 `é` is the byte
+/// 0xE9 alone); the method, the target and every field name around such a
+/// value still come out as text.
+#[test]
+fn rfc9110_5_5_obs_text_that_is_not_utf8() {
+    let p = accept(b"GET /caf%C3%A9 HTTP/1.1\r\nHost: a\r\nX-Name: caf\xe9\r\nAccept: */*\r\n\r\n");
+    assert_eq!(
+        (p.method.as_str(), p.target.as_str()),
+        ("GET", "/caf%C3%A9")
+    );
+    let names: Vec<&str> = p.fields.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["Host", "X-Name", "Accept"]);
+    assert_eq!(p.fields[1].1, b"caf\xe9");
+}
+
 /// RFC 9112 §6.3 item 6 / RFC 9110 §8.6: Content-Length gives the length.
 #[test]
 fn rfc9112_6_3_content_length() {

@@ -617,7 +617,8 @@ fn track_request_line(
     Ok(())
 }
 
-/// Offset of the first CR or LF in `s`, looking at eight bytes at a time.
+/// Offset of the first CR or LF in `s`, looking at eight bytes at a time
+/// (the last few one by one).
 fn find_line_end(s: &[u8]) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
@@ -630,10 +631,13 @@ fn find_line_end(s: &[u8]) -> Option<usize> {
         };
         let w = u64::from_le_bytes(word);
         let (cr, lf) = (w ^ CR, w ^ LF);
-        // Non-zero when some byte of `cr` or `lf` is zero (may also flag a
-        // byte above a zero one: the byte scan below settles it).
-        if ((cr.wrapping_sub(LO) & !cr) | (lf.wrapping_sub(LO) & !lf)) & HI != 0 {
-            break;
+        // The high bit of every byte of `cr` or `lf` that is zero (a byte
+        // above a zero one may be flagged too, never one below it).
+        let found = ((cr.wrapping_sub(LO) & !cr) | (lf.wrapping_sub(LO) & !lf)) & HI;
+        if found != 0 {
+            // The lowest flag is the first CR or LF (little-endian: byte 0
+            // is the low one).
+            return Some(off + (found.trailing_zeros() / 8) as usize);
         }
         off += 8;
     }
@@ -807,14 +811,16 @@ fn finish<'b>(
     limits: &Limits,
 ) -> Result<RequestHead<'b>, Error> {
     let head = buf.get(..head_len).ok_or(Error::MalformedHead)?;
-    let method = ascii(head.get(scan.method.0..scan.method.1))?;
-    let target = ascii(head.get(scan.target.0..scan.target.1))?;
+    let text = Text::of(head);
+    let method = text.get(scan.method.0..scan.method.1)?;
+    let target = text.get(scan.target.0..scan.target.1)?;
     let lines = ValidatedLines {
         rest: head.get(scan.fields_start..).unwrap_or_default(),
+        at: scan.fields_start,
     };
 
     let mut field_count = 0;
-    for line in lines {
+    for (at, line) in lines {
         if line.is_empty() {
             break;
         }
@@ -824,7 +830,7 @@ fn finish<'b>(
             .position(|&b| b == b':')
             .ok_or(Error::MalformedHead)?;
         *slot = Field {
-            name: ascii(line.get(..colon))?,
+            name: text.get(at..at + colon)?,
             value: trim_ows(line.get(colon + 1..).unwrap_or_default()),
         };
         field_count += 1;
@@ -850,25 +856,59 @@ fn finish<'b>(
     })
 }
 
-/// The lines of validated head bytes, without their CRLF.
+/// The lines of validated head bytes, without their CRLF, each with its
+/// offset in the head.
 struct ValidatedLines<'b> {
     rest: &'b [u8],
+    /// Where `rest` starts in the head.
+    at: usize,
 }
 
 impl<'b> Iterator for ValidatedLines<'b> {
-    type Item = &'b [u8];
+    type Item = (usize, &'b [u8]);
 
-    fn next(&mut self) -> Option<&'b [u8]> {
+    fn next(&mut self) -> Option<(usize, &'b [u8])> {
         let end = find_line_end(self.rest)?;
-        let line = self.rest.get(..end);
+        let line = self.rest.get(..end)?;
+        let at = self.at;
         self.rest = self.rest.get(end + 2..).unwrap_or_default();
-        line
+        self.at += end + 2;
+        Some((at, line))
     }
 }
 
-/// A validated token or request-target as `&str` (ASCII by validation).
-fn ascii(bytes: Option<&[u8]>) -> Result<&str, Error> {
-    core::str::from_utf8(bytes.unwrap_or_default()).map_err(|_| Error::MalformedHead)
+/// The validated head as text, for the method, the target and the field
+/// names (tokens and URI characters: ASCII by validation).
+///
+/// One UTF-8 check covers the whole head, which is ASCII but for the
+/// `obs-text` a field value may hold; each piece is then a slice of it,
+/// where checking a piece on its own would cost a call per field name. A
+/// head that is not UTF-8 (a Latin-1 field value, say) has its pieces
+/// checked one by one.
+struct Text<'b> {
+    head: &'b [u8],
+    utf8: Option<&'b str>,
+}
+
+impl<'b> Text<'b> {
+    fn of(head: &'b [u8]) -> Text<'b> {
+        Text {
+            head,
+            utf8: core::str::from_utf8(head).ok(),
+        }
+    }
+
+    /// The piece at `range`, as text.
+    fn get(&self, range: core::ops::Range<usize>) -> Result<&'b str, Error> {
+        let piece = match self.utf8 {
+            Some(text) => text.get(range),
+            None => self
+                .head
+                .get(range)
+                .and_then(|bytes| core::str::from_utf8(bytes).ok()),
+        };
+        piece.ok_or(Error::MalformedHead)
+    }
 }
 
 /// What the fields say about the message.
@@ -1061,7 +1101,7 @@ fn is_host_port(v: &[u8], port_required: bool) -> bool {
             ),
             None => (v, None),
         };
-        let ok = !host.is_empty() && is_uri_chars(host, |b| is_unreserved(b) || is_sub_delim(b));
+        let ok = !host.is_empty() && is_uri_chars(host, &REG_NAME);
         (ok, port)
     };
     if !host_ok {
@@ -1076,23 +1116,21 @@ fn is_host_port(v: &[u8], port_required: bool) -> bool {
 
 /// Whether `s` is `*( pchar / "/" / "?" )` (RFC 3986 path and query).
 fn is_path_query(s: &[u8]) -> bool {
-    is_uri_chars(s, |b| {
-        is_unreserved(b) || is_sub_delim(b) || matches!(b, b':' | b'@' | b'/' | b'?')
-    })
+    is_uri_chars(s, &PATH_QUERY)
 }
 
-/// Whether every byte of `s` satisfies `allowed` or starts a `%XX` escape.
-fn is_uri_chars(s: &[u8], allowed: impl Fn(u8) -> bool) -> bool {
+/// Whether every byte of `s` is `allowed` or starts a `%XX` escape.
+fn is_uri_chars(s: &[u8], allowed: &[bool; 256]) -> bool {
     let mut i = 0;
     while let Some(&b) = s.get(i) {
-        if b == b'%' {
+        if allowed[usize::from(b)] {
+            i += 1;
+        } else if b == b'%' {
             let hex = |j: usize| s.get(j).is_some_and(u8::is_ascii_hexdigit);
             if !(hex(i + 1) && hex(i + 2)) {
                 return false;
             }
             i += 3;
-        } else if allowed(b) {
-            i += 1;
         } else {
             return false;
         }
@@ -1100,13 +1138,39 @@ fn is_uri_chars(s: &[u8], allowed: impl Fn(u8) -> bool) -> bool {
     true
 }
 
+/// The bytes that stand for themselves in a path and query: `pchar`
+/// (unreserved, sub-delims, `:` and `@`), `/` and `?` (RFC 3986 §3.3,
+/// §3.4), by byte value.
+static PATH_QUERY: [bool; 256] = uri_table(b":@/?");
+
+/// The bytes that stand for themselves in a `reg-name`: unreserved and
+/// sub-delims (RFC 3986 §3.2.2), by byte value.
+static REG_NAME: [bool; 256] = uri_table(b"");
+
+/// Unreserved, sub-delims and `extra`, by byte value.
+const fn uri_table(extra: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = is_unreserved(b) || is_sub_delim(b);
+        i += 1;
+    }
+    let mut k = 0;
+    while k < extra.len() {
+        t[extra[k] as usize] = true;
+        k += 1;
+    }
+    t
+}
+
 /// RFC 3986 unreserved.
-fn is_unreserved(b: u8) -> bool {
+const fn is_unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
 /// RFC 3986 sub-delims.
-fn is_sub_delim(b: u8) -> bool {
+const fn is_sub_delim(b: u8) -> bool {
     matches!(
         b,
         b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
@@ -1132,6 +1196,16 @@ fn trim_end_ows(s: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uri_tables_hold_rfc_3986_classes() {
+        for b in 0..=255u8 {
+            let base = is_unreserved(b) || is_sub_delim(b);
+            assert_eq!(REG_NAME[usize::from(b)], base, "{b:#04x}");
+            let path = base || matches!(b, b':' | b'@' | b'/' | b'?');
+            assert_eq!(PATH_QUERY[usize::from(b)], path, "{b:#04x}");
+        }
+    }
 
     #[test]
     fn decimal_parsing_is_checked() {

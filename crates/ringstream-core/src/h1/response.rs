@@ -174,10 +174,10 @@ where
 {
     write_status_line(out, head)?;
     if !head.date.is_empty() {
-        write_field(out, b"date", head.date)?;
+        write_own_field(out, b"date: ", head.date)?;
     }
     if let Some(server) = head.server {
-        write_field(out, b"server", server)?;
+        write_own_field(out, b"server: ", server)?;
     }
     let mut seen = ResponseFields::default();
     for (name, value) in fields {
@@ -316,6 +316,20 @@ fn write_error_response_with(
     }
 }
 
+/// Writes one of the head's own fields, `Date` or `Server`: `prefix` is
+/// its name and `": "`, known good, so only the value is checked.
+#[inline]
+fn write_own_field(out: &mut Vec<u8>, prefix: &'static [u8], value: &[u8]) -> Result<(), Error> {
+    if !is_clean_value(value) {
+        return Err(Error::InvalidFieldValue);
+    }
+    out.reserve(prefix.len() + value.len() + CRLF.len());
+    out.extend_from_slice(prefix);
+    out.extend_from_slice(value);
+    out.extend_from_slice(CRLF);
+    Ok(())
+}
+
 /// Writes `name: value\r\n` after validating both.
 fn write_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) -> Result<(), Error> {
     check_field(name, value, Error::InvalidFieldValue)?;
@@ -333,14 +347,20 @@ pub(crate) fn check_field(name: &[u8], value: &[u8], value_error: Error) -> Resu
     if !is_token(name) {
         return Err(Error::InvalidFieldName);
     }
-    let ok = is_field_value(value)
-        && !value.first().is_some_and(|&b| is_ws(b))
-        && !value.last().is_some_and(|&b| is_ws(b));
-    if ok {
+    if is_clean_value(value) {
         Ok(())
     } else {
         Err(value_error)
     }
+}
+
+/// Whether `value` is a `field-value` (RFC 9110 §5.5) without surrounding
+/// whitespace.
+#[inline]
+fn is_clean_value(value: &[u8]) -> bool {
+    is_field_value(value)
+        && !value.first().is_some_and(|&b| is_ws(b))
+        && !value.last().is_some_and(|&b| is_ws(b))
 }
 
 /// The canonical reason phrase of a status code (RFC 9110 §15), or `""` for

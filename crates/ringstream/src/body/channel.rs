@@ -1,6 +1,11 @@
 //! The hand-over between a server connection, which owns the stream, and a
 //! request's [`Incoming`](super::Incoming), owned by the service.
+//!
+//! A slot that both ends have let go of is kept by the thread, emptied,
+//! for the next request body ([`KEPT`] at most): a request with a body
+//! costs no allocation for its hand-over.
 
+use std::cell::Cell;
 use std::io;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
@@ -100,6 +105,23 @@ impl Shared {
         }
     }
 
+    /// The connection stopped feeding the body: a body still open hears
+    /// that the connection closed before its end. One that was dropped or
+    /// was given its end needs nothing, and no error is made for it.
+    fn sender_gone(&self) {
+        let open = {
+            let slot = self.lock();
+            !slot.finished && !slot.dropped
+        };
+        if open {
+            let closed = io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "connection closed before the end of the body",
+            );
+            self.put(Err(Error::Io(closed)));
+        }
+    }
+
     pub(super) fn body_dropped(&self) {
         let mut slot = self.lock();
         slot.dropped = true;
@@ -119,12 +141,120 @@ pub(crate) struct BodySender {
     pub(crate) shared: Arc<Shared>,
 }
 
+impl BodySender {
+    /// A new hand-over: the connection's end, and the slot for the body's
+    /// [`Incoming`](super::Incoming) (one the thread kept, if it has one).
+    pub(crate) fn new() -> (BodySender, Arc<Shared>) {
+        let shared = take_kept().unwrap_or_default();
+        let sender = BodySender {
+            shared: Arc::clone(&shared),
+        };
+        (sender, shared)
+    }
+}
+
 impl Drop for BodySender {
     fn drop(&mut self) {
-        let closed = io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "connection closed before the end of the body",
+        match Arc::get_mut(&mut self.shared) {
+            // The body is gone too: nobody hears of the end, and the slot,
+            // emptied, is kept for the next body.
+            Some(slot) => {
+                *slot = Shared::default();
+                keep(Arc::clone(&self.shared));
+            }
+            None => self.shared.sender_gone(),
+        }
+    }
+}
+
+/// Slots a thread keeps at most for the next request bodies: a few cover
+/// the connections that read bodies one after another on the thread.
+const KEPT: usize = 4;
+
+thread_local! {
+    static SLOTS: [Cell<Option<Arc<Shared>>>; KEPT] = const { [const { Cell::new(None) }; KEPT] };
+}
+
+/// A kept slot, if the thread has one.
+fn take_kept() -> Option<Arc<Shared>> {
+    SLOTS
+        .try_with(|slots| {
+            slots.iter().find_map(|cell| {
+                // A kept slot has no other owner (the sender's reference
+                // ends right after it is kept); one that had would be freed.
+                let mut shared = cell.take()?;
+                Arc::get_mut(&mut shared).is_some().then_some(shared)
+            })
+        })
+        .ok()
+        .flatten()
+}
+
+/// Keeps an emptied slot when the thread has room; else it is freed.
+fn keep(shared: Arc<Shared>) {
+    let _ = SLOTS.try_with(|slots| {
+        let mut shared = Some(shared);
+        for cell in slots {
+            // Swaps ours into a free cell; a full one gets its own back.
+            shared = cell.replace(shared);
+            if shared.is_none() {
+                return;
+            }
+            shared = cell.replace(shared);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain() {
+        while take_kept().is_some() {}
+    }
+
+    #[test]
+    fn a_slot_both_ends_let_go_of_is_reused_empty() {
+        drain();
+        let (sender, body) = BodySender::new();
+        sender
+            .shared
+            .put(Ok(Pulled::Data(bytes::Bytes::from_static(b"x"))));
+        let first = Arc::as_ptr(&body);
+        drop(body);
+        drop(sender);
+        let (sender, body) = BodySender::new();
+        assert_eq!(Arc::as_ptr(&body), first, "the kept slot is reused");
+        let slot = body.lock();
+        assert!(slot.item.is_none() && !slot.finished && !slot.dropped);
+        drop(slot);
+        drop((sender, body));
+    }
+
+    #[test]
+    fn a_body_still_held_hears_the_connection_close_and_keeps_its_slot() {
+        drain();
+        let (sender, body) = BodySender::new();
+        drop(sender);
+        assert!(take_kept().is_none(), "the body still holds the slot");
+        let item = body.lock().item.take();
+        assert!(
+            matches!(item, Some(Err(Error::Io(e))) if e.kind() == io::ErrorKind::UnexpectedEof)
         );
-        self.shared.put(Err(Error::Io(closed)));
+    }
+
+    #[test]
+    fn a_dropped_or_finished_body_gets_no_error() {
+        drain();
+        let (sender, body) = BodySender::new();
+        body.body_dropped();
+        let held = Arc::clone(&body);
+        drop(sender);
+        assert!(held.lock().item.is_none());
+
+        let (sender, body) = BodySender::new();
+        sender.shared.put(Ok(Pulled::End(None)));
+        drop(sender);
+        assert!(matches!(body.lock().item, Some(Ok(Pulled::End(None)))));
     }
 }

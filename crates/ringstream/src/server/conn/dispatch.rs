@@ -5,7 +5,6 @@ use std::future::{poll_fn, Future};
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::{pin, Pin};
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use http::{Request, Response};
@@ -15,7 +14,7 @@ use tokio::time::{sleep_until, Sleep};
 use tower_service::Service;
 
 use super::Connection;
-use crate::body::{poll_body, BodySender, Incoming, Pulled, Shared};
+use crate::body::{poll_body, BodySender, Incoming, Pulled};
 use crate::error::{BoxError, Error};
 use crate::stream::Stream;
 
@@ -72,10 +71,8 @@ where
         if pump.complete {
             return (Incoming::empty(), pump);
         }
-        let shared = Arc::new(Shared::default());
-        pump.sender = Some(BodySender {
-            shared: shared.clone(),
-        });
+        let (sender, shared) = BodySender::new();
+        pump.sender = Some(sender);
         (Incoming::channel(shared, framing.length()), pump)
     }
 

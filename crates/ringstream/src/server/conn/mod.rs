@@ -14,10 +14,12 @@
 //! - `read`: the request head, under the idle and head deadlines;
 //! - `dispatch`: the service call, and the request body fed to it;
 //! - `write`: the response head and body;
-//! - `close`: rejection, draining and the lingering close.
+//! - `close`: rejection, draining and the lingering close;
+//! - `names`: the request field names the thread has seen lately.
 
 mod close;
 mod dispatch;
+mod names;
 mod read;
 mod spare;
 mod trace;

@@ -5,11 +5,11 @@
 use std::future::poll_fn;
 
 use bytes::Bytes;
-use http::{HeaderName, HeaderValue, Method, Request, Uri};
+use http::{HeaderValue, Method, Request, Uri};
 use ringstream_core::h1::{Exchange, Field, Version, MAX_FIELDS};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::Connection;
+use super::{names, Connection};
 
 /// Header fields parsed into storage on the stack; a request with more
 /// (up to the configured limit) is parsed again into storage of its size.
@@ -201,8 +201,7 @@ where
             .map_err(|_| (400, "invalid request target"))?;
         let mut headers = super::spare::take(self.fields.len());
         for &(name, value) in &self.fields {
-            let name =
-                HeaderName::from_bytes(bytes(name)).map_err(|_| (400, "invalid field name"))?;
+            let name = names::header_name(bytes(name)).map_err(|_| (400, "invalid field name"))?;
             let value = HeaderValue::from_maybe_shared(shared(value))
                 .map_err(|_| (400, "invalid field value"))?;
             headers.append(name, value);

@@ -28,6 +28,7 @@
 //! the system allocator for the whole binary.
 
 mod alloc;
+mod bars;
 mod emulate;
 mod loadgen;
 mod mempipe;

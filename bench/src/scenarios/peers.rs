@@ -880,6 +880,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         idle(args, &launcher, &checked, &mut rows)?;
     }
 
+    if let Some(path) = &args.common.plot {
+        std::fs::write(path, chart(&rows).to_svg())
+            .with_context(|| format!("writing {}", path.display()))?;
+        if !args.common.json {
+            println!("\nchart: {}", path.display());
+        }
+    }
     if args.common.json {
         crate::report::print_json(&rows);
         return Ok(());
@@ -919,6 +926,64 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The chart of `--plot`: server CPU per request in each request case,
+/// and memory per idle connection at each count, one panel each, the
+/// servers in the order measured.
+fn chart(rows: &[Row]) -> crate::bars::BarChart {
+    let text = |row: &Row, key: &str| {
+        row.extra
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let number = |row: &Row, key: &str| text(row, key).as_f64().unwrap_or(f64::NAN);
+    let mut panels: Vec<crate::bars::Panel> = Vec::new();
+    for row in rows {
+        let (title, unit, value) = if text(row, "case") == json!("idle") {
+            (
+                format!(
+                    "Memory per idle keep-alive connection, {} connections",
+                    number(row, "connections")
+                ),
+                "KiB",
+                number(row, "bytes_per_connection") / 1024.0,
+            )
+        } else {
+            let depth = number(row, "depth");
+            let pipelined = if depth > 1.0 {
+                format!(", {depth} pipelined")
+            } else {
+                String::new()
+            };
+            (
+                format!(
+                    "CPU per request, GET /bytes/{} × {} connections{pipelined}",
+                    row.bytes,
+                    number(row, "connections")
+                ),
+                "µs",
+                number(row, "server_cpu_ns_per_request") / 1000.0,
+            )
+        };
+        match panels.iter_mut().find(|p| p.title == title) {
+            Some(panel) => panel.bars.push((row.variant.clone(), value)),
+            None => panels.push(crate::bars::Panel {
+                title,
+                unit: unit.into(),
+                bars: vec![(row.variant.clone(), value)],
+            }),
+        }
+    }
+    crate::bars::BarChart {
+        title: "ringstream and its peers, one worker thread each (shorter is better)".into(),
+        subtitle: "ringstream-bench peers: server CPU time per request (medians of rounds); \
+                   resident memory per idle connection"
+            .into(),
+        panels,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -929,6 +994,49 @@ mod tests {
         assert_eq!(expected_body(13), block[..13]);
         let long = expected_body(block.len() as u64 + 10);
         assert_eq!(long[block.len()..], block[..10]);
+    }
+
+    #[test]
+    fn the_chart_has_a_panel_per_case_and_a_bar_per_server() {
+        let request = |server: &str, cpu_ns: f64| Row {
+            scenario: "peers".into(),
+            variant: server.into(),
+            bytes: 13,
+            seconds: 0.0,
+            drain_seconds: None,
+            allocations: 0,
+            reallocations: 0,
+            bytes_allocated: 0,
+            peak_heap_bytes: 0,
+            extra: vec![
+                ("case".into(), json!("small")),
+                ("connections".into(), json!(64)),
+                ("depth".into(), json!(16)),
+                ("server_cpu_ns_per_request".into(), json!(cpu_ns)),
+            ],
+        };
+        let idle = |server: &str, bytes: f64| Row {
+            extra: vec![
+                ("case".into(), json!("idle")),
+                ("connections".into(), json!(1000)),
+                ("bytes_per_connection".into(), json!(bytes)),
+            ],
+            ..request(server, 0.0)
+        };
+        let rows = [
+            request("ringstream", 1800.0),
+            request("hyper", 9000.0),
+            idle("ringstream", 3850.0),
+            idle("hyper", 11650.0),
+        ];
+        let chart = chart(&rows);
+        assert_eq!(chart.panels.len(), 2);
+        let cpu = &chart.panels[0];
+        assert_eq!(cpu.title, "CPU per request, GET /bytes/13 × 64 connections, 16 pipelined");
+        assert_eq!(cpu.bars, vec![("ringstream".into(), 1.8), ("hyper".into(), 9.0)]);
+        let memory = &chart.panels[1];
+        assert_eq!(memory.unit, "KiB");
+        assert!((memory.bars[1].1 - 11650.0 / 1024.0).abs() < 1e-9);
     }
 
     #[test]

@@ -956,11 +956,12 @@ fn chart(rows: &[Row]) -> crate::bars::BarChart {
             } else {
                 String::new()
             };
+            let connections = number(row, "connections");
+            let plural = if connections == 1.0 { "" } else { "s" };
             (
                 format!(
-                    "CPU per request, GET /bytes/{} × {} connections{pipelined}",
-                    row.bytes,
-                    number(row, "connections")
+                    "CPU per request, GET /bytes/{} × {connections} connection{plural}{pipelined}",
+                    row.bytes
                 ),
                 "µs",
                 number(row, "server_cpu_ns_per_request") / 1000.0,

@@ -308,13 +308,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin> TlsTransport<T> {
     /// waits in it.
     fn poll_receive(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         if self.received == self.incoming.len() {
-            let size = (self.incoming.len() * 2).max(BUFFER);
-            if self.received > 0 && size > MAX_INCOMING {
+            // Full of one unfinished message: room for more, up to the
+            // largest message rustls takes.
+            if self.received >= MAX_INCOMING {
                 return Poll::Ready(Err(io::Error::new(
                     io::ErrorKind::InvalidData,
                     "TLS message too large",
                 )));
             }
+            let size = (self.incoming.len() * 2).clamp(BUFFER, MAX_INCOMING);
             make_room(&mut self.incoming, 0, size);
         }
         let room = self.incoming.get_mut(self.received..).unwrap_or_default();
@@ -348,7 +350,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin> TlsTransport<T> {
     /// After a failure: encodes the alert rustls queued, if any, and sends
     /// it if the socket takes it now.
     fn send_alert(&mut self, cx: &mut Context<'_>) {
-        let UnbufferedStatus { state, .. } = self.conn.process_tls_records(&mut []);
+        // The received bytes as they are: rustls may still point into them
+        // (a handshake message it was joining), and takes no empty slice
+        // in their place.
+        let received = self.incoming.get_mut(..self.received).unwrap_or_default();
+        let UnbufferedStatus { discard, state } = self.conn.process_tls_records(received);
         if let Ok(ConnectionState::EncodeTlsData(mut encode)) = state {
             make_room(&mut self.outgoing, self.encoded, 64);
             let room = self.outgoing.get_mut(self.encoded..).unwrap_or_default();
@@ -356,6 +362,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> TlsTransport<T> {
                 self.encoded += n;
             }
         }
+        self.discard(discard);
         let _ = poll_send(
             &mut self.io,
             cx,
@@ -674,6 +681,35 @@ mod tests {
         let mut end = Vec::new();
         client.read_to_end(&mut end).await.unwrap();
         assert!(end.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_handshake_message_larger_than_rustls_takes_fails_without_a_panic() {
+        let ca = ringstream_testkit::tls::Authority::new();
+        let issued = ca.issue(&["localhost"]);
+        let config =
+            crate::server::tls::TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes())
+                .unwrap()
+                .current();
+        let (near, mut far) = tokio::io::duplex(256 * 1024);
+        let mut server = TlsTransport::new(config, near).unwrap();
+        // Handshake records whose message never ends: a ClientHello header
+        // that announces 16 MiB, then record after record of its body.
+        let mut bytes = vec![0x16, 0x03, 0x01, 0x40, 0x00, 0x01, 0xff, 0xff, 0xff];
+        bytes.resize(5 + 0x4000, 0);
+        for _ in 0..8 {
+            bytes.extend_from_slice(&[0x16, 0x03, 0x03, 0x40, 0x00]);
+            bytes.resize(bytes.len() + 0x4000, 0);
+        }
+        far.write_all(&bytes).await.unwrap();
+        let failed = tokio::time::timeout(std::time::Duration::from_secs(5), server.handshake())
+            .await
+            .expect("the server gives up at once")
+            .expect_err("a message larger than rustls takes");
+        // The alert after the failure is made with the received bytes
+        // rustls still points into (an empty slice made it panic).
+        assert_eq!(failed.kind(), io::ErrorKind::InvalidData, "{failed}");
+        assert!(server.incoming.len() <= MAX_INCOMING);
     }
 
     #[tokio::test]

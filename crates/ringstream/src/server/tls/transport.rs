@@ -685,14 +685,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_handshake_message_larger_than_rustls_takes_fails_without_a_panic() {
-        let ca = ringstream_testkit::tls::Authority::new();
-        let issued = ca.issue(&["localhost"]);
-        let config =
-            crate::server::tls::TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes())
-                .unwrap()
-                .current();
         let (near, mut far) = tokio::io::duplex(256 * 1024);
-        let mut server = TlsTransport::new(config, near).unwrap();
+        let mut server = TlsTransport::new(config(), near).unwrap();
         // Handshake records whose message never ends: a ClientHello header
         // that announces 16 MiB, then record after record of its body.
         let mut bytes = vec![0x16, 0x03, 0x01, 0x40, 0x00, 0x01, 0xff, 0xff, 0xff];
@@ -710,6 +704,56 @@ mod tests {
         // rustls still points into (an empty slice made it panic).
         assert_eq!(failed.kind(), io::ErrorKind::InvalidData, "{failed}");
         assert!(server.incoming.len() <= MAX_INCOMING);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Whatever a client sends, in whatever pieces, the handshake ends
+        /// in an error or waits for more; it never panics.
+        #[test]
+        fn no_input_makes_the_handshake_panic(
+            records in proptest::collection::vec(
+                (0x14u8..0x19, 0u16..600, proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)),
+                1..6,
+            ),
+            split in 1usize..700,
+        ) {
+            let mut bytes = Vec::new();
+            for (kind, len, body) in &records {
+                bytes.extend_from_slice(&[*kind, 0x03, 0x03]);
+                bytes.extend_from_slice(&len.to_be_bytes());
+                bytes.extend_from_slice(body);
+            }
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async {
+                let (near, mut far) = tokio::io::duplex(64 * 1024);
+                let mut server = TlsTransport::new(config(), near).unwrap();
+                for piece in bytes.chunks(split) {
+                    far.write_all(piece).await.unwrap();
+                }
+                drop(far);
+                let ended = tokio::time::timeout(std::time::Duration::from_secs(5), server.handshake()).await;
+                assert!(matches!(ended, Ok(Err(_))), "{ended:?}");
+            });
+        }
+    }
+
+    /// One server configuration for all the property's cases.
+    fn config() -> Arc<rustls::ServerConfig> {
+        static CONFIG: std::sync::OnceLock<Arc<rustls::ServerConfig>> = std::sync::OnceLock::new();
+        CONFIG
+            .get_or_init(|| {
+                let ca = ringstream_testkit::tls::Authority::new();
+                let issued = ca.issue(&["localhost"]);
+                crate::server::tls::TlsConfig::from_pem(
+                    issued.cert.as_bytes(),
+                    issued.key.as_bytes(),
+                )
+                .unwrap()
+                .current()
+            })
+            .clone()
     }
 
     #[tokio::test]

@@ -39,6 +39,7 @@ mod certs;
 mod either;
 mod error;
 mod handshake;
+mod seal;
 mod transport;
 
 use std::path::Path;

@@ -12,11 +12,10 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use rustls::server::UnbufferedServerConnection;
-use rustls::unbuffered::{
-    ConnectionState, EncodeError, EncryptError, InsufficientSizeError, UnbufferedStatus,
-};
+use rustls::unbuffered::{ConnectionState, EncodeError, InsufficientSizeError, UnbufferedStatus};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use super::seal;
 use crate::stream::pool;
 
 /// The largest record a peer may send: 16 KiB of plaintext, its 5-byte
@@ -37,7 +36,29 @@ const MAX_WRITE: usize = 64 * 1024;
 
 /// A bound on what encryption adds to one record: its header, the tag,
 /// the content type byte and padding room.
-const RECORD_OVERHEAD: usize = 5 + 256;
+pub(super) const RECORD_OVERHEAD: usize = 5 + 256;
+
+/// Hands every decrypted record of a `ReadTraffic` or `ReadEarlyData`
+/// state to the reader (see [`take_plaintext`]), adding what each asks to
+/// discard; the [`Step`] that follows.
+macro_rules! take_records {
+    ($state:expr, $discard:expr, $goal:expr, $kept:expr) => {{
+        let mut step = Step::Continue;
+        while let Some(record) = $state.next_record() {
+            match record {
+                Ok(record) => {
+                    $discard += record.discard;
+                    take_plaintext(record.payload, $goal, $kept);
+                }
+                Err(e) => {
+                    step = Step::Failed(tls_error(e));
+                    break;
+                }
+            }
+        }
+        step
+    }};
+}
 
 /// A server-side TLS connection over `T`.
 pub(crate) struct TlsTransport<T> {
@@ -168,36 +189,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> TlsTransport<T> {
             let step = match state {
                 Err(e) => Step::Failed(tls_error(e)),
                 Ok(ConnectionState::ReadTraffic(mut traffic)) => {
-                    let mut step = Step::Continue;
-                    while let Some(record) = traffic.next_record() {
-                        match record {
-                            Ok(record) => {
-                                discard += record.discard;
-                                take_plaintext(record.payload, &mut goal, plaintext);
-                            }
-                            Err(e) => {
-                                step = Step::Failed(tls_error(e));
-                                break;
-                            }
-                        }
-                    }
-                    step
+                    take_records!(traffic, discard, &mut goal, plaintext)
                 }
                 Ok(ConnectionState::ReadEarlyData(mut early)) => {
-                    let mut step = Step::Continue;
-                    while let Some(record) = early.next_record() {
-                        match record {
-                            Ok(record) => {
-                                discard += record.discard;
-                                take_plaintext(record.payload, &mut goal, plaintext);
-                            }
-                            Err(e) => {
-                                step = Step::Failed(tls_error(e));
-                                break;
-                            }
-                        }
-                    }
-                    step
+                    take_records!(early, discard, &mut goal, plaintext)
                 }
                 Ok(ConnectionState::EncodeTlsData(mut encode)) => loop {
                     let room = outgoing.get_mut(*encoded..).unwrap_or_default();
@@ -230,7 +225,18 @@ impl<T: AsyncRead + AsyncWrite + Unpin> TlsTransport<T> {
                         match &goal {
                             Goal::Handshake => Step::Done(0),
                             Goal::Read(_) => Step::NeedBytes,
-                            Goal::Write(bufs) => encrypt(&mut traffic, bufs, outgoing, encoded),
+                            Goal::Write(bufs) => {
+                                match seal::encrypt(
+                                    &mut traffic,
+                                    bufs,
+                                    MAX_WRITE,
+                                    outgoing,
+                                    encoded,
+                                ) {
+                                    Ok(n) => Step::Done(n),
+                                    Err(e) => Step::Failed(e),
+                                }
+                            }
                             Goal::CloseNotify => {
                                 let room = RECORD_OVERHEAD + 2;
                                 make_room(outgoing, *encoded, room);
@@ -401,7 +407,7 @@ fn take_plaintext(payload: &[u8], goal: &mut Goal<'_, '_>, kept: &mut Vec<u8>) {
 /// Makes room for `needed` bytes after the first `used` of `buffer`
 /// (initialised, for rustls to write into): a buffer from the pool, or a
 /// new one of at least [`BUFFER`] bytes, or `buffer` grown.
-fn make_room(buffer: &mut Vec<u8>, used: usize, needed: usize) {
+pub(super) fn make_room(buffer: &mut Vec<u8>, used: usize, needed: usize) {
     let size = used + needed;
     if buffer.len() >= size {
         return;
@@ -415,90 +421,6 @@ fn make_room(buffer: &mut Vec<u8>, used: usize, needed: usize) {
         return;
     }
     buffer.resize(size, 0);
-}
-
-/// The most bytes of small slices gathered into one record.
-const GATHERED: usize = 4096;
-
-/// Encrypts up to [`MAX_WRITE`] bytes of `bufs` behind what `outgoing`
-/// holds: a record per large slice (and per 16 KiB of one), and small
-/// slices in a row (a response head, a chunk's size line and its CRLF)
-/// gathered into one record, which costs a copy of a few bytes instead of
-/// a record's header, tag and seal each.
-fn encrypt(
-    traffic: &mut rustls::unbuffered::WriteTraffic<'_, rustls::server::ServerConnectionData>,
-    bufs: &[IoSlice<'_>],
-    outgoing: &mut Vec<u8>,
-    encoded: &mut usize,
-) -> Step {
-    let mut gathered = [0u8; GATHERED];
-    let mut held = 0;
-    let mut taken = 0;
-    for buf in bufs {
-        let n = buf.len().min(MAX_WRITE - taken);
-        if n == 0 {
-            if taken == MAX_WRITE {
-                break;
-            }
-            continue;
-        }
-        let data = buf.get(..n).unwrap_or_default();
-        taken += n;
-        if let Some(room) = gathered.get_mut(held..held + n) {
-            room.copy_from_slice(data);
-            held += n;
-            continue;
-        }
-        if held > 0 {
-            if let Err(e) = seal(
-                traffic,
-                gathered.get(..held).unwrap_or_default(),
-                outgoing,
-                encoded,
-            ) {
-                return Step::Failed(e);
-            }
-            held = 0;
-        }
-        if let Err(e) = seal(traffic, data, outgoing, encoded) {
-            return Step::Failed(e);
-        }
-    }
-    if held > 0 {
-        if let Err(e) = seal(
-            traffic,
-            gathered.get(..held).unwrap_or_default(),
-            outgoing,
-            encoded,
-        ) {
-            return Step::Failed(e);
-        }
-    }
-    Step::Done(taken)
-}
-
-/// Encrypts `data` (a record per 16 KiB) behind what `outgoing` holds.
-fn seal(
-    traffic: &mut rustls::unbuffered::WriteTraffic<'_, rustls::server::ServerConnectionData>,
-    data: &[u8],
-    outgoing: &mut Vec<u8>,
-    encoded: &mut usize,
-) -> io::Result<()> {
-    let records = data.len().div_ceil(16 * 1024);
-    make_room(outgoing, *encoded, data.len() + records * RECORD_OVERHEAD);
-    loop {
-        let room = outgoing.get_mut(*encoded..).unwrap_or_default();
-        match traffic.encrypt(data, room) {
-            Ok(written) => {
-                *encoded += written;
-                return Ok(());
-            }
-            Err(EncryptError::InsufficientSize(InsufficientSizeError { required_size })) => {
-                make_room(outgoing, *encoded, required_size);
-            }
-            Err(e) => return Err(io::Error::other(e)),
-        }
-    }
 }
 
 /// Writes `outgoing[sent..encoded]` to `io`; once all is sent the buffer

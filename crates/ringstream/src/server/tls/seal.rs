@@ -1,0 +1,80 @@
+//! Plaintext sealed into TLS records behind what a connection's outgoing
+//! buffer holds.
+
+use std::io::{self, IoSlice};
+
+use rustls::server::ServerConnectionData;
+use rustls::unbuffered::{EncryptError, InsufficientSizeError, WriteTraffic};
+
+use super::transport::{make_room, RECORD_OVERHEAD};
+
+/// The most bytes of small slices gathered into one record.
+const GATHERED: usize = 4096;
+
+/// Encrypts up to `max` bytes of `bufs` behind what `outgoing`
+/// holds: a record per large slice (and per 16 KiB of one), and small
+/// slices in a row (a response head, a chunk's size line and its CRLF)
+/// gathered into one record, which costs a copy of a few bytes instead of
+/// a record's header, tag and seal each.
+pub(super) fn encrypt(
+    traffic: &mut WriteTraffic<'_, ServerConnectionData>,
+    bufs: &[IoSlice<'_>],
+    max: usize,
+    outgoing: &mut Vec<u8>,
+    encoded: &mut usize,
+) -> io::Result<usize> {
+    let mut gathered = [0u8; GATHERED];
+    let mut held = 0;
+    let mut taken = 0;
+    for buf in bufs {
+        let n = buf.len().min(max - taken);
+        if n == 0 {
+            if taken == max {
+                break;
+            }
+            continue;
+        }
+        let data = buf.get(..n).unwrap_or_default();
+        taken += n;
+        if let Some(room) = gathered.get_mut(held..held + n) {
+            room.copy_from_slice(data);
+            held += n;
+            continue;
+        }
+        if held > 0 {
+            let small = gathered.get(..held).unwrap_or_default();
+            seal(traffic, small, outgoing, encoded)?;
+            held = 0;
+        }
+        seal(traffic, data, outgoing, encoded)?;
+    }
+    if held > 0 {
+        let small = gathered.get(..held).unwrap_or_default();
+        seal(traffic, small, outgoing, encoded)?;
+    }
+    Ok(taken)
+}
+
+/// Encrypts `data` (a record per 16 KiB) behind what `outgoing` holds.
+fn seal(
+    traffic: &mut WriteTraffic<'_, ServerConnectionData>,
+    data: &[u8],
+    outgoing: &mut Vec<u8>,
+    encoded: &mut usize,
+) -> io::Result<()> {
+    let records = data.len().div_ceil(16 * 1024);
+    make_room(outgoing, *encoded, data.len() + records * RECORD_OVERHEAD);
+    loop {
+        let room = outgoing.get_mut(*encoded..).unwrap_or_default();
+        match traffic.encrypt(data, room) {
+            Ok(written) => {
+                *encoded += written;
+                return Ok(());
+            }
+            Err(EncryptError::InsufficientSize(InsufficientSizeError { required_size })) => {
+                make_room(outgoing, *encoded, required_size);
+            }
+            Err(e) => return Err(io::Error::other(e)),
+        }
+    }
+}

@@ -3,6 +3,7 @@
 //! `ringstream-cli`; not published.
 #![allow(missing_docs)]
 
+pub mod alloc;
 pub mod tls;
 
 use std::net::SocketAddr;

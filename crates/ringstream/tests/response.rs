@@ -6,8 +6,6 @@
 //! guard constant memory under a slow client and clean cancellation when
 //! the client disconnects mid-response.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::{self, Write as _};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -17,66 +15,10 @@ use bytes::Bytes;
 use http_body::Body;
 use http_body_util::BodyExt;
 use ringstream::{ResponseStream, ResponseWriter};
-
-// ---- a counting allocator, scoped to the measuring thread ---------------
-
-struct Counting;
-
-thread_local! {
-    static MEASURING: Cell<bool> = const { Cell::new(false) };
-    static CALLS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_call() {
-    // `try_with`: thread-local storage may be gone while a thread exits.
-    let _ = MEASURING.try_with(|m| {
-        if m.get() {
-            let _ = CALLS.try_with(|c| c.set(c.get() + 1));
-        }
-    });
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments
-// unchanged, so `System`'s guarantees carry over; the counting touches
-// only const-initialised thread-locals, which never allocate.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_call();
-        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_call();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_call();
-        // SAFETY: forwarded unchanged; `ptr` came from this allocator,
-        // which is `System`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged; `ptr` came from `System`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use ringstream_testkit::alloc::{allocations, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// Runs `f` and returns its result with the number of allocator calls
-/// (alloc, alloc_zeroed, realloc) it made on this thread.
-fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    CALLS.with(|c| c.set(0));
-    MEASURING.with(|m| m.set(true));
-    let out = f();
-    MEASURING.with(|m| m.set(false));
-    (out, CALLS.with(Cell::get))
-}
 
 // ---- helpers ---------------------------------------------------------------
 

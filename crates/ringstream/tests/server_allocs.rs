@@ -12,8 +12,6 @@
 //! `ConnectInfo`, boxed too); `Config::connection_info = false` turns them
 //! off.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::convert::Infallible;
 use std::future::Ready;
 use std::net::SocketAddr;
@@ -24,73 +22,12 @@ use http::{HeaderValue, Request, Response};
 use http_body_util::Full;
 use ringstream::server::{serve, service_fn, Config};
 use ringstream::Incoming;
+use ringstream_testkit::alloc::{self as counting, Counting, Uncounted};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-// ---- a counting allocator, scoped to the measuring thread ---------------
-
-struct Counting;
-
-thread_local! {
-    static MEASURING: Cell<bool> = const { Cell::new(false) };
-    static CALLS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_call() {
-    // `try_with`: thread-local storage may be gone while a thread exits.
-    let _ = MEASURING.try_with(|m| {
-        if m.get() {
-            let _ = CALLS.try_with(|c| c.set(c.get() + 1));
-        }
-    });
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments
-// unchanged, so `System`'s guarantees carry over; the counting touches
-// only const-initialised thread-locals, which never allocate.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_call();
-        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_call();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_call();
-        // SAFETY: forwarded unchanged; `ptr` came from this allocator,
-        // which is `System`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged; `ptr` came from `System`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// Stops counting until dropped: what the service allocates is its own.
-struct Uncounted(bool);
-
-impl Uncounted {
-    fn new() -> Uncounted {
-        Uncounted(MEASURING.with(|m| m.replace(false)))
-    }
-}
-
-impl Drop for Uncounted {
-    fn drop(&mut self) {
-        MEASURING.with(|m| m.set(self.0));
-    }
-}
 
 // ---- the services ---------------------------------------------------------
 
@@ -200,11 +137,9 @@ where
         let mut buf = vec![0u8; one * depth];
         // Warm-up: the connection's blocks, the thread's pools, the timer.
         exchange(&mut socket, &batch, &mut buf, 50).await;
-        CALLS.with(|c| c.set(0));
-        MEASURING.with(|m| m.set(true));
+        counting::start();
         exchange(&mut socket, &batch, &mut buf, ROUNDS).await;
-        MEASURING.with(|m| m.set(false));
-        CALLS.with(Cell::get) as f64 / (ROUNDS * depth) as f64
+        counting::stop() as f64 / (ROUNDS * depth) as f64
     })
 }
 

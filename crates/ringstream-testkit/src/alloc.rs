@@ -1,0 +1,95 @@
+//! A counting global allocator, scoped to the measuring thread: the
+//! allocation tests of `ringstream` count what one piece of code on one
+//! thread allocates, whatever other threads do.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+/// A global allocator that counts the allocator calls (alloc,
+/// alloc_zeroed, realloc) of the thread that measures. Install it in a
+/// test binary with `#[global_allocator] static A: Counting = Counting;`.
+pub struct Counting;
+
+thread_local! {
+    static MEASURING: Cell<bool> = const { Cell::new(false) };
+    static CALLS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count_call() {
+    // `try_with`: thread-local storage may be gone while a thread exits.
+    let _ = MEASURING.try_with(|m| {
+        if m.get() {
+            let _ = CALLS.try_with(|c| c.set(c.get() + 1));
+        }
+    });
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments
+// unchanged, so `System`'s guarantees carry over; the counting touches
+// only const-initialised thread-locals, which never allocate.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_call();
+        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count_call();
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_call();
+        // SAFETY: forwarded unchanged; `ptr` came from this allocator,
+        // which is `System`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged; `ptr` came from `System`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+/// Runs `f` and returns its result with the number of allocator calls
+/// it made on this thread.
+pub fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    start();
+    let out = f();
+    (out, stop())
+}
+
+/// Starts counting this thread's allocator calls, from zero.
+pub fn start() {
+    CALLS.with(|c| c.set(0));
+    MEASURING.with(|m| m.set(true));
+}
+
+/// Stops counting; the calls counted since [`start`].
+pub fn stop() -> usize {
+    MEASURING.with(|m| m.set(false));
+    CALLS.with(Cell::get)
+}
+
+/// Stops counting until dropped (what a service allocates is its own).
+pub struct Uncounted(bool);
+
+impl Uncounted {
+    pub fn new() -> Uncounted {
+        Uncounted(MEASURING.with(|m| m.replace(false)))
+    }
+}
+
+impl Default for Uncounted {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for Uncounted {
+    fn drop(&mut self) {
+        MEASURING.with(|m| m.set(self.0));
+    }
+}

@@ -120,6 +120,16 @@ async fn start_tls(tls: TlsConfig, config: Config) -> Running {
     }
 }
 
+/// A new authority, and a server with its certificate for `localhost`
+/// and the default configuration.
+async fn localhost() -> (Authority, Running) {
+    let ca = Authority::new();
+    let issued = ca.issue(&["localhost"]);
+    let tls = TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes()).unwrap();
+    let server = start_tls(tls, Config::default()).await;
+    (ca, server)
+}
+
 async fn connect(
     connector: &TlsConnector,
     addr: SocketAddr,
@@ -146,10 +156,7 @@ fn end_entity(stream: &TlsStream<TcpStream>) -> Vec<u8> {
 
 #[tokio::test]
 async fn https_with_alpn_http_1_1_serves_keep_alive_requests() {
-    let ca = Authority::new();
-    let issued = ca.issue(&["localhost"]);
-    let tls = TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes()).unwrap();
-    let server = start_tls(tls, Config::default()).await;
+    let (ca, server) = localhost().await;
 
     let mut stream = connect(&ca.client(&[b"h2", b"http/1.1"]), server.addr, "localhost")
         .await
@@ -307,10 +314,7 @@ async fn a_stalled_handshake_is_cut_at_its_deadline_and_others_go_on() {
 
 #[tokio::test]
 async fn plain_http_on_the_tls_port_is_told_to_use_https() {
-    let ca = Authority::new();
-    let issued = ca.issue(&["localhost"]);
-    let tls = TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes()).unwrap();
-    let server = start_tls(tls, Config::default()).await;
+    let (_ca, server) = localhost().await;
     let started = Instant::now();
     let mut socket = TcpStream::connect(server.addr).await.unwrap();
     socket
@@ -362,10 +366,7 @@ async fn tls_on_the_plain_port_gets_an_immediate_400() {
 
 #[tokio::test]
 async fn websocket_echoes_over_tls() {
-    let ca = Authority::new();
-    let issued = ca.issue(&["localhost"]);
-    let tls = TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes()).unwrap();
-    let server = start_tls(tls, Config::default()).await;
+    let (ca, server) = localhost().await;
     let stream = connect(&ca.client(&[]), server.addr, "localhost")
         .await
         .unwrap();
@@ -394,10 +395,7 @@ fn letters(len: usize) -> String {
 
 #[tokio::test]
 async fn large_bodies_cross_tls_whole_both_ways() {
-    let ca = Authority::new();
-    let issued = ca.issue(&["localhost"]);
-    let tls = TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes()).unwrap();
-    let server = start_tls(tls, Config::default()).await;
+    let (ca, server) = localhost().await;
     let mut stream = connect(&ca.client(&[]), server.addr, "localhost")
         .await
         .unwrap();
@@ -433,10 +431,7 @@ async fn large_bodies_cross_tls_whole_both_ways() {
 
 #[tokio::test]
 async fn tls_1_2_and_resumed_handshakes_serve_requests() {
-    let ca = Authority::new();
-    let issued = ca.issue(&["localhost"]);
-    let tls = TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes()).unwrap();
-    let server = start_tls(tls, Config::default()).await;
+    let (ca, server) = localhost().await;
 
     let tls12 = ClientConfig::builder_with_protocol_versions(&[&rustls::version::TLS12])
         .with_root_certificates(ca.roots())
@@ -474,10 +469,7 @@ async fn tls_1_2_and_resumed_handshakes_serve_requests() {
 
 #[tokio::test]
 async fn the_server_ends_a_connection_with_close_notify() {
-    let ca = Authority::new();
-    let issued = ca.issue(&["localhost"]);
-    let tls = TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes()).unwrap();
-    let server = start_tls(tls, Config::default()).await;
+    let (ca, server) = localhost().await;
     let mut stream = connect(&ca.client(&[]), server.addr, "localhost")
         .await
         .unwrap();
@@ -497,10 +489,7 @@ async fn the_server_ends_a_connection_with_close_notify() {
 
 #[tokio::test]
 async fn a_forged_record_gets_an_alert_and_the_connection_ends() {
-    let ca = Authority::new();
-    let issued = ca.issue(&["localhost"]);
-    let tls = TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes()).unwrap();
-    let server = start_tls(tls, Config::default()).await;
+    let (ca, server) = localhost().await;
     let mut stream = connect(&ca.client(&[]), server.addr, "localhost")
         .await
         .unwrap();

@@ -4,6 +4,10 @@
 
 mod common;
 
+#[path = "../examples/tracing.rs"]
+#[allow(dead_code)]
+mod tracing_example;
+
 use std::convert::Infallible;
 
 use common::{read_response, start, Captured};
@@ -97,4 +101,41 @@ async fn the_access_line_is_written_when_asked_for() {
     ] {
         assert!(line.contains(field), "{field} missing from {line:?}");
     }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_tracing_example_logs_spans_events_and_access_lines() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let _default = tracing::subscriber::set_default(tracing_example::subscriber(
+        move || writer.clone(),
+        false,
+    ));
+    let server = start(
+        service_fn(tracing_example::hello),
+        tracing_example::config(),
+    )
+    .await;
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    let mut buf = Vec::new();
+    socket
+        .write_all(b"GET /hello?name=ring HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let response = read_response(&mut socket, &mut buf, false).await;
+    assert_eq!(response.body, b"hello, ring\n");
+    server.shutdown().await.unwrap();
+
+    let log = captured.text();
+    let greeting = log
+        .lines()
+        .find(|l| l.contains("greeting"))
+        .unwrap_or_else(|| panic!("no handler event in {log}"));
+    assert!(greeting.contains("url.path=\"/hello\""), "{greeting}");
+    assert!(greeting.contains("name=ring"), "{greeting}");
+    let access = log
+        .lines()
+        .find(|l| l.contains("ringstream::access"))
+        .unwrap_or_else(|| panic!("no access line in {log}"));
+    assert!(access.contains("http.response.status_code=200"), "{access}");
 }

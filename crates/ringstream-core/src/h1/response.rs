@@ -213,6 +213,12 @@ where
 /// `HTTP/1.x ddd reason\r\n`.
 fn write_status_line(out: &mut Vec<u8>, head: &ResponseHead<'_>) -> Result<(), Error> {
     let status = head.status;
+    if head.reason.is_none() && head.version == Version::Http11 {
+        if let Some(line) = common_status_line(status) {
+            out.extend_from_slice(line);
+            return Ok(());
+        }
+    }
     if !(100..=999).contains(&status) {
         return Err(Error::InvalidStatus);
     }
@@ -236,6 +242,23 @@ fn write_status_line(out: &mut Vec<u8>, head: &ResponseHead<'_>) -> Result<(), E
     out.extend_from_slice(reason.as_bytes());
     out.extend_from_slice(CRLF);
     Ok(())
+}
+
+/// The whole `HTTP/1.1` status line, canonical reason included, of the
+/// statuses most responses have: written with one copy.
+#[inline]
+fn common_status_line(status: u16) -> Option<&'static [u8]> {
+    Some(match status {
+        200 => b"HTTP/1.1 200 OK\r\n",
+        204 => b"HTTP/1.1 204 No Content\r\n",
+        206 => b"HTTP/1.1 206 Partial Content\r\n",
+        301 => b"HTTP/1.1 301 Moved Permanently\r\n",
+        302 => b"HTTP/1.1 302 Found\r\n",
+        304 => b"HTTP/1.1 304 Not Modified\r\n",
+        400 => b"HTTP/1.1 400 Bad Request\r\n",
+        404 => b"HTTP/1.1 404 Not Found\r\n",
+        _ => return None,
+    })
 }
 
 /// Writes a complete error response to `out`: `status` with its reason as
@@ -482,6 +505,28 @@ mod tests {
                 "{status}: {reason:?}"
             );
         }
+    }
+
+    #[test]
+    fn common_status_lines_match_the_general_form() {
+        for status in 100..=999u16 {
+            let Some(line) = common_status_line(status) else {
+                continue;
+            };
+            let general = alloc::format!("HTTP/1.1 {status} {}\r\n", reason_phrase(status));
+            assert_eq!(line, general.as_bytes(), "{status}");
+            let mut out = Vec::new();
+            write_status_line(&mut out, &ResponseHead::new(status)).unwrap();
+            assert_eq!(out, general.as_bytes());
+        }
+        // A caller's reason, or HTTP/1.0, takes the general path.
+        let mut out = Vec::new();
+        write_status_line(&mut out, &ResponseHead::new(200).reason("Fine")).unwrap();
+        assert_eq!(out, b"HTTP/1.1 200 Fine\r\n");
+        out.clear();
+        let head = ResponseHead::new(200).version(Version::Http10);
+        write_status_line(&mut out, &head).unwrap();
+        assert_eq!(out, b"HTTP/1.0 200 OK\r\n");
     }
 
     #[test]

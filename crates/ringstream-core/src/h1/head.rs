@@ -14,8 +14,13 @@
 //!
 //! The bytes are first scanned for the end of the head, line by line, and
 //! each line is validated as soon as its CRLF arrives, so garbage is
-//! rejected early. The complete head is then split into its request line
-//! and fields (one pass over bytes already known to be well formed) and its
+//! rejected early; a field line's field is taken as it is validated. A line
+//! already complete when first looked at, of the usual shapes (a method
+//! and origin-form target, `HTTP/1.1` or `HTTP/1.0`; a token, a colon and
+//! a value), is validated and split in one pass; any other line goes
+//! through a general scan that judges it by the same rules. Once the head
+//! is complete, the fields of lines validated by earlier calls are split
+//! again (one pass over bytes already known to be well formed) and the
 //! fields are interpreted. The choices made where the RFCs allow more
 //! than one behaviour:
 //!
@@ -90,7 +95,7 @@
 //! above [`Limits::max_body_len`] ([`Error::BodyTooLarge`], 413): a body too
 //! large to accept is refused with its head, before any of it is read.
 
-use super::{is_field_value, is_tchar_byte, is_token, BodyFraming, Version};
+use super::{is_field_value, is_tchar_byte, is_token, BodyFraming, Version, TCHAR};
 use crate::{Error, Limits};
 
 /// The most fields a head may carry, whatever [`Limits::max_fields`] says:
@@ -352,6 +357,17 @@ impl Scan {
         form: TargetForm::Origin,
         outcome: None,
     };
+
+    /// Takes the request line validated at `line_start`, whose field lines
+    /// start at `fields_start`.
+    fn set_request_line(&mut self, rl: &RequestLine, line_start: usize, fields_start: usize) {
+        self.version = rl.version;
+        self.form = rl.form;
+        self.method = (line_start, line_start + rl.method_len);
+        self.target = (self.method.1 + 1, self.method.1 + 1 + rl.target_len);
+        self.fields_start = fields_start;
+        self.request_line_done = true;
+    }
 }
 
 impl HeadParser {
@@ -441,14 +457,20 @@ impl HeadParser {
         fields: &mut [Field<'b>],
     ) -> Result<Option<RequestHead<'b>>, Error> {
         let limit = self.limits.max_fields.min(MAX_FIELDS);
+        // Fields whose lines this call validates are written to `fields` as
+        // they are validated; those of lines validated by earlier calls (or
+        // all of them, for an answer already known) are split again.
+        let mut earlier_fields = self.scan.field_lines;
+        let mut request_line_text = None;
         let head_len = match self.scan.outcome {
             Some(Err(e)) => return Err(e),
             Some(Ok(len)) if len <= buf.len() => len,
             _ => {
                 if buf.len() < self.scan.pos {
                     self.scan = Scan::START;
+                    earlier_fields = 0;
                 }
-                match self.advance(buf, limit) {
+                match self.advance(buf, limit, fields, &mut request_line_text) {
                     Ok(Some(len)) => {
                         self.scan.outcome = Some(Ok(len));
                         len
@@ -463,7 +485,15 @@ impl HeadParser {
             // remembered, so that a call with more storage succeeds.
             return Err(Error::TooManyFields);
         }
-        match finish(buf, head_len, &self.scan, fields, &self.limits) {
+        match finish(
+            buf,
+            head_len,
+            &self.scan,
+            request_line_text,
+            earlier_fields,
+            fields,
+            &self.limits,
+        ) {
             Ok(head) => Ok(Some(head)),
             Err(e) => Err(self.fail(e)),
         }
@@ -499,62 +529,89 @@ impl HeadParser {
     }
 
     /// Continues the end-of-head scan; validates each line as its CRLF
-    /// arrives. Returns the head length once the empty line is found.
-    fn advance(&mut self, buf: &[u8], cap: usize) -> Result<Option<usize>, Error> {
+    /// arrives, and writes the field of each field line validated to
+    /// `fields` while there is room. Returns the head length once the
+    /// empty line is found.
+    ///
+    /// A line looked at for the first time is first tried whole, in one
+    /// pass, by [`whole_request_line`] or [`whole_field_line`], which
+    /// recognize only complete, valid lines of the usual shapes; anything
+    /// else (a line not complete yet, an unusual or invalid one) is left to
+    /// the general scan below, from the start of the line, so the answers
+    /// are the general scan's. Each line is tried whole at most once: a
+    /// head arriving byte by byte still costs O(n).
+    ///
+    /// A request line recognized whole leaves its method and target, as
+    /// text, in `request_line_text`.
+    fn advance<'b>(
+        &mut self,
+        buf: &'b [u8],
+        cap: usize,
+        fields: &mut [Field<'b>],
+        request_line_text: &mut Option<(&'b str, &'b str)>,
+    ) -> Result<Option<usize>, Error> {
         let limit = buf.len().min(self.limits.max_head_len);
+        let scanned = buf.get(..limit).unwrap_or_default();
         let s = &mut self.scan;
         let mut i = s.pos;
         while i < limit {
-            // Only line ends matter until a line is whole, except in the
-            // request line, where a bad method or an overlong target is
-            // caught as soon as its bytes arrive.
-            let rest = buf.get(i..limit).unwrap_or_default();
-            let end = find_line_end(rest).map_or(limit, |off| i + off);
-            if !s.request_line_done && !ends_in_crlf(buf, end, limit) {
-                // The request line is not complete (or not well ended):
-                // check what has arrived. A complete line is checked whole
-                // below, by the same rules in the same order.
-                track_request_line(s, buf, i, end, &self.limits)?;
-            }
-            i = end;
-            if i >= limit {
-                break;
-            }
-            match buf.get(i) {
-                Some(b'\r') => match buf.get(i + 1) {
-                    None => break,
-                    // An LF past the size limit: the head is too large.
-                    Some(b'\n') if i + 1 >= limit => break,
-                    Some(b'\n') => i += 1,
-                    Some(_) => return Err(Error::BareCr),
-                },
-                Some(b'\n') => return Err(Error::MalformedHead),
-                _ => break,
-            }
-            // buf[i] is the LF of a CRLF; the line is buf[line_start..i - 1].
-            let line = buf.get(s.line_start..i - 1).unwrap_or_default();
-            i += 1;
-            if !s.request_line_done {
-                if !line.is_empty() {
-                    let rl = request_line(line, &self.limits)?;
-                    s.version = rl.version;
-                    s.form = rl.form;
-                    s.method = (s.line_start, s.line_start + rl.method_len);
-                    s.target = (s.method.1 + 1, s.method.1 + 1 + rl.target_len);
-                    s.fields_start = i;
-                    s.request_line_done = true;
+            if i == s.line_start {
+                if !s.request_line_done {
+                    if let Some(whole) = whole_request_line(scanned, i, &self.limits) {
+                        let next = whole.cr + 2;
+                        s.set_request_line(&whole.line, i, next);
+                        *request_line_text = Some((whole.method, whole.target));
+                        i = next;
+                        s.line_start = i;
+                    }
                 }
-            } else if line.is_empty() {
-                s.pos = i;
-                return Ok(Some(i));
-            } else {
-                field_line(line, s.field_lines == 0)?;
-                s.field_lines += 1;
-                if s.field_lines > cap {
-                    return Err(Error::TooManyFields);
+                if s.request_line_done && i == s.line_start {
+                    // Field lines, for as long as they come whole.
+                    let mut count = s.field_lines;
+                    let whole = loop {
+                        if scanned.get(i..i + 2) == Some(b"\r\n") {
+                            break Some(i + 2);
+                        }
+                        let Some((field, cr)) = whole_field_line(scanned, i) else {
+                            break None;
+                        };
+                        if let Some(slot) = fields.get_mut(count) {
+                            *slot = field;
+                        }
+                        count += 1;
+                        i = cr + 2;
+                        if count > cap {
+                            break None;
+                        }
+                    };
+                    s.field_lines = count;
+                    s.line_start = i;
+                    if count > cap {
+                        return Err(Error::TooManyFields);
+                    }
+                    if let Some(len) = whole {
+                        s.pos = len;
+                        return Ok(Some(len));
+                    }
+                }
+                if i >= limit {
+                    break;
                 }
             }
-            s.line_start = i;
+            match general_line(s, buf, i, limit, cap, fields, &self.limits)? {
+                Line::Next(next) => {
+                    i = next;
+                    s.line_start = i;
+                }
+                Line::Head(len) => {
+                    s.pos = len;
+                    return Ok(Some(len));
+                }
+                Line::Wait(at) => {
+                    i = at;
+                    break;
+                }
+            }
         }
         s.pos = i;
         if buf.len() > self.limits.max_head_len {
@@ -562,6 +619,83 @@ impl HeadParser {
         }
         Ok(None)
     }
+}
+
+/// Where the general scan of a line got to.
+enum Line {
+    /// The line was whole and valid; the next starts here.
+    Next(usize),
+    /// The line was the empty one ending the head, of this length.
+    Head(usize),
+    /// No line end yet (or only past the size limit): wait here for more.
+    Wait(usize),
+}
+
+/// The general scan of the line at `buf[s.line_start..]`, from `i` on:
+/// any line, whether complete or not, valid or not, in the request line
+/// or the fields. Kept out of line: the usual lines, complete on arrival,
+/// are taken by [`whole_request_line`] and [`whole_field_line`].
+#[inline(never)]
+fn general_line<'b>(
+    s: &mut Scan,
+    buf: &'b [u8],
+    mut i: usize,
+    limit: usize,
+    cap: usize,
+    fields: &mut [Field<'b>],
+    limits: &Limits,
+) -> Result<Line, Error> {
+    // Only line ends matter until a line is whole, except in the request
+    // line, where a bad method or an overlong target is caught as soon as
+    // its bytes arrive.
+    let rest = buf.get(i..limit).unwrap_or_default();
+    let end = find_line_end(rest).map_or(limit, |off| i + off);
+    if !s.request_line_done && !ends_in_crlf(buf, end, limit) {
+        // The request line is not complete (or not well ended): check
+        // what has arrived. A complete line is checked whole below, by the
+        // same rules in the same order.
+        track_request_line(s, buf, i, end, limits)?;
+    }
+    i = end;
+    if i >= limit {
+        return Ok(Line::Wait(i));
+    }
+    match buf.get(i) {
+        Some(b'\r') => match buf.get(i + 1) {
+            None => return Ok(Line::Wait(i)),
+            // An LF past the size limit: the head is too large.
+            Some(b'\n') if i + 1 >= limit => return Ok(Line::Wait(i)),
+            Some(b'\n') => i += 1,
+            Some(_) => return Err(Error::BareCr),
+        },
+        Some(b'\n') => return Err(Error::MalformedHead),
+        _ => return Ok(Line::Wait(i)),
+    }
+    // buf[i] is the LF of a CRLF; the line is buf[line_start..i - 1].
+    let line = buf.get(s.line_start..i - 1).unwrap_or_default();
+    i += 1;
+    if !s.request_line_done {
+        if !line.is_empty() {
+            let rl = request_line(line, limits)?;
+            s.set_request_line(&rl, s.line_start, i);
+        }
+    } else if line.is_empty() {
+        return Ok(Line::Head(i));
+    } else {
+        let colon = field_line(line, s.field_lines == 0)?;
+        let index = s.field_lines;
+        s.field_lines += 1;
+        if s.field_lines > cap {
+            return Err(Error::TooManyFields);
+        }
+        if let Some(slot) = fields.get_mut(index) {
+            *slot = Field {
+                name: ascii_str(line.get(..colon))?,
+                value: trim_ows(line.get(colon + 1..).unwrap_or_default()),
+            };
+        }
+    }
+    Ok(Line::Next(i))
 }
 
 /// Whether `buf[end..]` starts with CRLF within the first `limit` bytes.
@@ -647,6 +781,36 @@ fn find_line_end(s: &[u8]) -> Option<usize> {
         .map(|p| off + p)
 }
 
+/// Offset of the first control byte (below 0x20: HTAB, CR and LF among
+/// them) or DEL in `s`, looking at eight bytes at a time (the last few one
+/// by one).
+#[inline(never)]
+fn find_control(s: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut off = 0;
+    for chunk in s.chunks_exact(8) {
+        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let w = u64::from_le_bytes(word);
+        // With the high bits cleared, no sum below carries out of its
+        // byte: x + 0x60 has the high bit set for x of 0x20 and more, and
+        // x + 1 for x = 0x7f alone. So `found` has the high bit of exactly
+        // the ASCII bytes below 0x20 or equal to 0x7f.
+        let x = w & !HI;
+        let found = (!(x + LO * 0x60) | (x + LO)) & !w & HI;
+        if found != 0 {
+            return Some(off + (found.trailing_zeros() / 8) as usize);
+        }
+        off += 8;
+    }
+    let tail = s.get(off..)?;
+    tail.iter()
+        .position(|&b| b < 0x20 || b == 0x7f)
+        .map(|p| off + p)
+}
+
 /// A validated request line.
 struct RequestLine {
     version: Version,
@@ -717,6 +881,75 @@ fn request_line(line: &[u8], limits: &Limits) -> Result<RequestLine, Error> {
     })
 }
 
+/// A request line recognized whole by [`whole_request_line`].
+struct WholeRequestLine<'b> {
+    line: RequestLine,
+    method: &'b str,
+    target: &'b str,
+    /// Offset of the CR ending the line.
+    cr: usize,
+}
+
+/// `HTTP/1.1` and `HTTP/1.0` as little-endian words, to compare eight
+/// bytes at once.
+const HTTP_11: u64 = u64::from_le_bytes(*b"HTTP/1.1");
+const HTTP_10: u64 = u64::from_le_bytes(*b"HTTP/1.0");
+
+/// A whole, valid request line of the usual shape at `head[start..]`: a
+/// method other than `CONNECT` within the method limit, SP, an origin-form
+/// target within the target limit, SP, `HTTP/1.1` or `HTTP/1.0`, CRLF, all
+/// within `head`. `None` for any other line (or one not complete yet),
+/// which the general scan and [`request_line`] then judge: the lines this
+/// accepts are lines `request_line` accepts, with the same result.
+#[inline]
+fn whole_request_line<'b>(
+    head: &'b [u8],
+    start: usize,
+    limits: &Limits,
+) -> Option<WholeRequestLine<'b>> {
+    let method = method_at(head, start);
+    let method_end = start + method.len();
+    if method.is_empty()
+        || method.len() > limits.max_method_len
+        || head.get(method_end) != Some(&b' ')
+        || method == "CONNECT"
+    {
+        return None;
+    }
+    let target_start = method_end + 1;
+    if head.get(target_start) != Some(&b'/') {
+        return None;
+    }
+    let target = path_query(head, target_start);
+    let target_end = target_start + target.len();
+    if target.len() > limits.max_target_len || head.get(target_end) != Some(&b' ') {
+        return None;
+    }
+    let at = target_end + 1;
+    let word = u64::from_le_bytes(head.get(at..at + 8)?.try_into().ok()?);
+    let version = if word == HTTP_11 {
+        Version::Http11
+    } else if word == HTTP_10 {
+        Version::Http10
+    } else {
+        return None;
+    };
+    if head.get(at + 8..at + 10) != Some(b"\r\n") {
+        return None;
+    }
+    Some(WholeRequestLine {
+        line: RequestLine {
+            version,
+            form: TargetForm::Origin,
+            method_len: method.len(),
+            target_len: target.len(),
+        },
+        method,
+        target,
+        cr: at + 8,
+    })
+}
+
 /// Decides the form of `target` and whether `method` may use it
 /// (RFC 9112 §3.2).
 fn target_form(method: &[u8], target: &[u8]) -> Result<TargetForm, Error> {
@@ -767,8 +1000,8 @@ fn strip_scheme(target: &[u8]) -> Option<&[u8]> {
 }
 
 /// Validates one field line (without its CRLF). `first` is the line right
-/// after the request line.
-fn field_line(line: &[u8], first: bool) -> Result<(), Error> {
+/// after the request line. Returns the offset of the colon.
+fn field_line(line: &[u8], first: bool) -> Result<usize, Error> {
     if let Some(b' ' | b'\t') = line.first() {
         return Err(if first {
             Error::WhitespaceBeforeFirstField
@@ -792,11 +1025,138 @@ fn field_line(line: &[u8], first: bool) -> Result<(), Error> {
     if !is_field_value(value) {
         return Err(Error::InvalidFieldValue);
     }
-    Ok(())
+    Ok(colon)
 }
 
-/// Splits the complete head, every line of which the scan has validated,
-/// into its request line and fields, then interprets the fields.
+/// A whole, valid field line at `head[start..]`: a token, a colon, a field
+/// value and CRLF, all within `head`. Returns the field (its value without
+/// surrounding whitespace) and the offset of the CR; `None` for a line
+/// that is not complete or not of that shape, which [`field_line`] then
+/// judges once its end has arrived (the lines this accepts are exactly
+/// those `field_line` accepts).
+#[inline]
+fn whole_field_line(head: &[u8], start: usize) -> Option<(Field<'_>, usize)> {
+    let name = tchars(head, start);
+    let colon = start + name.len();
+    if name.is_empty() || head.get(colon) != Some(&b':') {
+        return None;
+    }
+    let mut from = colon + 1;
+    while let Some(b' ' | b'\t') = head.get(from) {
+        from += 1;
+    }
+    let cr = value_end(head, from)?;
+    let mut to = cr;
+    while to > from && matches!(head.get(to - 1), Some(b' ' | b'\t')) {
+        to -= 1;
+    }
+    let value = head.get(from..to)?;
+    Some((Field { name, value }, cr))
+}
+
+/// The offset of the CR ending a field value that starts at `head[from]`:
+/// every byte up to it is a field-value byte (HTAB, SP, VCHAR, obs-text)
+/// and it is followed by LF within `head`. `None` otherwise.
+#[inline]
+fn value_end(head: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    loop {
+        let c = at + find_control(head.get(at..)?)?;
+        match head.get(c) {
+            Some(b'\t') => at = c + 1,
+            Some(b'\r') => return (head.get(c + 1) == Some(&b'\n')).then_some(c),
+            _ => return None,
+        }
+    }
+}
+
+/// The longest run of tchars at `head[from..]`, as text.
+#[inline]
+fn tchars(head: &[u8], from: usize) -> &str {
+    let rest = head.get(from..).unwrap_or_default();
+    let run = rest.get(..run_of(rest, &TCHAR)).unwrap_or_default();
+    // SAFETY: every byte of `run` is a tchar, and every tchar is ASCII
+    // (`h1::TCHAR` holds no byte above 0x7e; the test
+    // `token_and_uri_tables_are_ascii` checks it), so `run` is UTF-8.
+    unsafe { core::str::from_utf8_unchecked(run) }
+}
+
+/// The longest run of tchars at `head[from..]`, as text, as [`tchars`]
+/// finds it, with the run of the usual methods found at once.
+#[inline]
+fn method_at(head: &[u8], from: usize) -> &str {
+    let rest = head.get(from..).unwrap_or_default();
+    let len = match rest.get(..5) {
+        Some([b'G', b'E', b'T', b' ', _]) => 3,
+        Some(b"POST ") => 4,
+        _ => run_of(rest, &TCHAR),
+    };
+    let run = rest.get(..len).unwrap_or_default();
+    // SAFETY: `run` is `GET`, `POST` or a run of tchars, which are ASCII
+    // (the test `token_and_uri_tables_are_ascii` checks it), so it is
+    // UTF-8.
+    unsafe { core::str::from_utf8_unchecked(run) }
+}
+
+/// The longest run at `head[from..]` of path-and-query characters and
+/// `%XX` escapes, as text: an origin-form target, by the rules of
+/// [`is_path_query`], when it starts with `/` and is followed by SP.
+#[inline]
+fn path_query(head: &[u8], from: usize) -> &str {
+    let rest = head.get(from..).unwrap_or_default();
+    let hex = |j: usize| rest.get(j).is_some_and(u8::is_ascii_hexdigit);
+    let mut i = 0;
+    loop {
+        i += run_of(rest.get(i..).unwrap_or_default(), &PATH_QUERY);
+        if rest.get(i) == Some(&b'%') && hex(i + 1) && hex(i + 2) {
+            i += 3;
+        } else {
+            break;
+        }
+    }
+    let run = rest.get(..i).unwrap_or_default();
+    // SAFETY: every byte of `run` is either in `PATH_QUERY`, which holds
+    // only ASCII (the test `token_and_uri_tables_are_ascii` checks it), or
+    // part of an escape: `%` and two ASCII hex digits. So `run` is UTF-8.
+    unsafe { core::str::from_utf8_unchecked(run) }
+}
+
+/// The length of the longest prefix of `s` whose bytes are all in `class`,
+/// looking at the bytes four at a time (one bounds check for four).
+#[inline(always)]
+fn run_of(s: &[u8], class: &[bool; 256]) -> usize {
+    let is = |b: u8| class[usize::from(b)];
+    let mut i = 0;
+    while let Some(&[a, b, c, d]) = s.get(i..i + 4) {
+        if !is(a) {
+            return i;
+        }
+        if !is(b) {
+            return i + 1;
+        }
+        if !is(c) {
+            return i + 2;
+        }
+        if !is(d) {
+            return i + 3;
+        }
+        i += 4;
+    }
+    while let Some(&b) = s.get(i) {
+        if !is(b) {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Completes the parse of a head every line of which the scan has
+/// validated: splits again the first `earlier_fields` field lines (those
+/// validated by earlier calls, whose fields were written to other storage
+/// or not at all; the scan wrote the others to `fields`), then interprets
+/// the fields. `request_line_text` is the method and target when this call
+/// recognized the request line whole.
 ///
 /// The validation guarantees the shapes relied on here: lines end in CRLF,
 /// the request line is `method SP target SP version` with ASCII method and
@@ -807,36 +1167,30 @@ fn finish<'b>(
     buf: &'b [u8],
     head_len: usize,
     scan: &Scan,
+    request_line_text: Option<(&'b str, &'b str)>,
+    earlier_fields: usize,
     fields: &mut [Field<'b>],
     limits: &Limits,
 ) -> Result<RequestHead<'b>, Error> {
     let head = buf.get(..head_len).ok_or(Error::MalformedHead)?;
-    let text = Text::of(head);
-    let method = text.get(scan.method.0..scan.method.1)?;
-    let target = text.get(scan.target.0..scan.target.1)?;
-    let lines = ValidatedLines {
-        rest: head.get(scan.fields_start..).unwrap_or_default(),
-        at: scan.fields_start,
+    // A request line validated by an earlier call, possibly over bytes
+    // the caller has changed since, is checked again to be text.
+    let (method, target) = match request_line_text {
+        Some(text) => text,
+        None => (
+            ascii_str(head.get(scan.method.0..scan.method.1))?,
+            ascii_str(head.get(scan.target.0..scan.target.1))?,
+        ),
     };
-
-    let mut field_count = 0;
-    for (at, line) in lines {
-        if line.is_empty() {
-            break;
-        }
-        let slot = fields.get_mut(field_count).ok_or(Error::TooManyFields)?;
-        let colon = line
-            .iter()
-            .position(|&b| b == b':')
-            .ok_or(Error::MalformedHead)?;
-        *slot = Field {
-            name: text.get(at..at + colon)?,
-            value: trim_ows(line.get(colon + 1..).unwrap_or_default()),
-        };
-        field_count += 1;
+    if earlier_fields > 0 {
+        split_again(head, scan.fields_start, earlier_fields, fields)?;
     }
+    let field_count = scan.field_lines;
     let version = scan.version;
-    let meaning = interpret(fields.get(..field_count).unwrap_or_default(), version)?;
+    let meaning = interpret(
+        fields.get(..field_count).ok_or(Error::TooManyFields)?,
+        version,
+    )?;
     if let BodyFraming::Length(n) = meaning.framing {
         if n > limits.max_body_len {
             return Err(Error::BodyTooLarge);
@@ -854,6 +1208,34 @@ fn finish<'b>(
         upgrade: meaning.upgrade,
         head_len,
     })
+}
+
+/// Writes the fields of the first `count` field lines of `head`, which
+/// start at `fields_start`, to `fields`.
+#[cold]
+#[inline(never)]
+fn split_again<'b>(
+    head: &'b [u8],
+    fields_start: usize,
+    count: usize,
+    fields: &mut [Field<'b>],
+) -> Result<(), Error> {
+    let lines = ValidatedLines {
+        rest: head.get(fields_start..).unwrap_or_default(),
+        at: fields_start,
+    };
+    for (index, (at, line)) in lines.take(count).enumerate() {
+        let slot = fields.get_mut(index).ok_or(Error::TooManyFields)?;
+        let colon = line
+            .iter()
+            .position(|&b| b == b':')
+            .ok_or(Error::MalformedHead)?;
+        *slot = Field {
+            name: ascii_str(head.get(at..at + colon))?,
+            value: trim_ows(line.get(colon + 1..).unwrap_or_default()),
+        };
+    }
+    Ok(())
 }
 
 /// The lines of validated head bytes, without their CRLF, each with its
@@ -877,38 +1259,14 @@ impl<'b> Iterator for ValidatedLines<'b> {
     }
 }
 
-/// The validated head as text, for the method, the target and the field
-/// names (tokens and URI characters: ASCII by validation).
-///
-/// One UTF-8 check covers the whole head, which is ASCII but for the
-/// `obs-text` a field value may hold; each piece is then a slice of it,
-/// where checking a piece on its own would cost a call per field name. A
-/// head that is not UTF-8 (a Latin-1 field value, say) has its pieces
-/// checked one by one.
-struct Text<'b> {
-    head: &'b [u8],
-    utf8: Option<&'b str>,
-}
-
-impl<'b> Text<'b> {
-    fn of(head: &'b [u8]) -> Text<'b> {
-        Text {
-            head,
-            utf8: core::str::from_utf8(head).ok(),
-        }
-    }
-
-    /// The piece at `range`, as text.
-    fn get(&self, range: core::ops::Range<usize>) -> Result<&'b str, Error> {
-        let piece = match self.utf8 {
-            Some(text) => text.get(range),
-            None => self
-                .head
-                .get(range)
-                .and_then(|bytes| core::str::from_utf8(bytes).ok()),
-        };
-        piece.ok_or(Error::MalformedHead)
-    }
+/// A piece of a validated head that is ASCII by validation (a method, a
+/// target, a field name), as text, checked again: the piece may have been
+/// validated by an earlier call.
+#[inline]
+fn ascii_str(piece: Option<&[u8]>) -> Result<&str, Error> {
+    piece
+        .and_then(|bytes| core::str::from_utf8(bytes).ok())
+        .ok_or(Error::MalformedHead)
 }
 
 /// What the fields say about the message.
@@ -932,52 +1290,59 @@ fn interpret(fields: &[Field<'_>], version: Version) -> Result<Meaning, Error> {
     let mut upgrade_token = false;
     let mut upgrade_field = false;
     for f in fields {
-        let name = f.name;
-        if name.eq_ignore_ascii_case("host") {
-            hosts += 1;
-            if hosts > 1 {
-                return Err(Error::DuplicateHost);
-            }
-            // An empty value says the target has no authority (RFC 9112
-            // §3.2), but every target form needs one: HTTP/1.1 must carry
-            // it in `Host`. HTTP/1.0 may omit `Host`, and an empty one means
-            // the same there.
-            let valid = if f.value.is_empty() {
-                !http11
-            } else {
-                is_host_port(f.value, false)
-            };
-            if !valid {
-                return Err(Error::InvalidHost);
-            }
-        } else if name.eq_ignore_ascii_case("content-length") {
-            for element in list(f.value) {
-                let n = parse_decimal(element).ok_or(Error::InvalidContentLength)?;
-                match content_length {
-                    Some(prev) if prev != n => return Err(Error::InvalidContentLength),
-                    _ => content_length = Some(n),
+        // The names of interest have different lengths: the length picks
+        // the one name a field may be.
+        let name = f.name.as_bytes();
+        let is = |wanted: &[u8]| is_name(name, wanted);
+        match name.len() {
+            4 if is(b"host") => {
+                hosts += 1;
+                if hosts > 1 {
+                    return Err(Error::DuplicateHost);
+                }
+                // An empty value says the target has no authority (RFC 9112
+                // §3.2), but every target form needs one: HTTP/1.1 must
+                // carry it in `Host`. HTTP/1.0 may omit `Host`, and an
+                // empty one means the same there.
+                let valid = if f.value.is_empty() {
+                    !http11
+                } else {
+                    is_host_port(f.value, false)
+                };
+                if !valid {
+                    return Err(Error::InvalidHost);
                 }
             }
-            if content_length.is_none() {
-                return Err(Error::InvalidContentLength);
-            }
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            transfer_encoding = true;
-        } else if name.eq_ignore_ascii_case("connection") {
-            for token in list(f.value) {
-                if token.eq_ignore_ascii_case(b"close") {
-                    close = true;
-                } else if token.eq_ignore_ascii_case(b"keep-alive") {
-                    keep_alive_token = true;
-                } else if token.eq_ignore_ascii_case(b"upgrade") {
-                    upgrade_token = true;
+            14 if is(b"content-length") => {
+                for element in list(f.value) {
+                    let n = parse_decimal(element).ok_or(Error::InvalidContentLength)?;
+                    match content_length {
+                        Some(prev) if prev != n => return Err(Error::InvalidContentLength),
+                        _ => content_length = Some(n),
+                    }
+                }
+                if content_length.is_none() {
+                    return Err(Error::InvalidContentLength);
                 }
             }
-        } else if name.eq_ignore_ascii_case("upgrade") {
-            upgrade_field = true;
-        } else if name.eq_ignore_ascii_case("expect") {
-            expect_continue |=
-                http11 && list(f.value).any(|e| e.eq_ignore_ascii_case(b"100-continue"));
+            17 if is(b"transfer-encoding") => transfer_encoding = true,
+            10 if is(b"connection") => {
+                for token in list(f.value) {
+                    if token.eq_ignore_ascii_case(b"close") {
+                        close = true;
+                    } else if token.eq_ignore_ascii_case(b"keep-alive") {
+                        keep_alive_token = true;
+                    } else if token.eq_ignore_ascii_case(b"upgrade") {
+                        upgrade_token = true;
+                    }
+                }
+            }
+            7 if is(b"upgrade") => upgrade_field = true,
+            6 if is(b"expect") => {
+                expect_continue |=
+                    http11 && list(f.value).any(|e| e.eq_ignore_ascii_case(b"100-continue"));
+            }
+            _ => {}
         }
     }
     if http11 && hosts == 0 {
@@ -1009,6 +1374,45 @@ fn interpret(fields: &[Field<'_>], version: Version) -> Result<Meaning, Error> {
         expect_continue,
         upgrade: http11 && upgrade_token && upgrade_field,
     })
+}
+
+/// Whether the field name `name`, a token, is `lower` (lowercase letters
+/// and `-`, at least four bytes) in any case, comparing words: setting bit
+/// 0x20 of each byte turns an uppercase letter into its lowercase and
+/// leaves `-` alone, and turns no other tchar into a lowercase letter or
+/// `-` (only CR, which is no tchar, would become `-`).
+#[inline]
+fn is_name(name: &[u8], lower: &[u8]) -> bool {
+    fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+        s.get(at..at + N)
+            .and_then(|w| w.try_into().ok())
+            .unwrap_or([0; N])
+    }
+    let n = lower.len();
+    if name.len() != n || n < 4 {
+        return false;
+    }
+    if n >= 8 {
+        let same = |at: usize| {
+            u64::from_le_bytes(word(name, at)) | 0x2020_2020_2020_2020
+                == u64::from_le_bytes(word(lower, at))
+        };
+        // Whole words, then the last eight bytes (overlapping the words
+        // before them when `n` is not a multiple of eight).
+        let mut at = 0;
+        while at + 8 < n {
+            if !same(at) {
+                return false;
+            }
+            at += 8;
+        }
+        same(n - 8)
+    } else {
+        let same = |at: usize| {
+            u32::from_le_bytes(word(name, at)) | 0x2020_2020 == u32::from_le_bytes(word(lower, at))
+        };
+        same(0) && same(n - 4)
+    }
 }
 
 /// Checks the transfer codings of all `Transfer-Encoding` fields, taken
@@ -1204,6 +1608,115 @@ mod tests {
             assert_eq!(REG_NAME[usize::from(b)], base, "{b:#04x}");
             let path = base || matches!(b, b':' | b'@' | b'/' | b'?');
             assert_eq!(PATH_QUERY[usize::from(b)], path, "{b:#04x}");
+        }
+    }
+
+    /// The byte classes whose runs are taken as text without a UTF-8 check
+    /// hold only ASCII.
+    #[test]
+    fn token_and_uri_tables_are_ascii() {
+        for b in 0x80..=0xffu8 {
+            assert!(!is_tchar_byte(b), "{b:#04x}");
+            assert!(!PATH_QUERY[usize::from(b)], "{b:#04x}");
+        }
+        assert!(!b"%0123456789abcdefABCDEF".iter().any(|b| !b.is_ascii()));
+        let bytes: [u8; 256] = core::array::from_fn(|i| i as u8);
+        for from in 0..bytes.len() {
+            assert!(tchars(&bytes, from).is_ascii());
+            assert!(method_at(&bytes, from).is_ascii());
+            assert!(path_query(&bytes, from).is_ascii());
+        }
+    }
+
+    /// The methods found at once are the runs of tchars a scan finds.
+    #[test]
+    fn method_fast_path_matches_the_tchar_run() {
+        for line in [
+            &b"GET / "[..],
+            b"GET\t/",
+            b"GETX /",
+            b"GET",
+            b"GET ",
+            b"POST /",
+            b"POST",
+            b"POSTS /",
+            b"POS /",
+            b"get /",
+        ] {
+            assert_eq!(method_at(line, 0), tchars(line, 0), "{line:?}");
+        }
+    }
+
+    /// The word comparison of field names agrees with a byte-by-byte
+    /// case-insensitive one for every token that differs from a name of
+    /// interest in one byte, at every place.
+    #[test]
+    fn name_comparison_matches_eq_ignore_ascii_case() {
+        for lower in [
+            &b"host"[..],
+            b"expect",
+            b"upgrade",
+            b"connection",
+            b"content-length",
+            b"transfer-encoding",
+        ] {
+            let mut name = [0u8; 17];
+            let name = &mut name[..lower.len()];
+            for at in 0..lower.len() {
+                for b in (0..=255u8).filter(|&b| is_tchar_byte(b)) {
+                    name.copy_from_slice(lower);
+                    name[at] = b;
+                    assert_eq!(
+                        is_name(name, lower),
+                        name.eq_ignore_ascii_case(lower),
+                        "{name:?}"
+                    );
+                    name.make_ascii_uppercase();
+                    assert_eq!(
+                        is_name(name, lower),
+                        name.eq_ignore_ascii_case(lower),
+                        "{name:?}"
+                    );
+                }
+            }
+            assert!(!is_name(&lower[1..], lower));
+        }
+    }
+
+    /// The word test for control bytes finds the first of them, as a byte
+    /// scan does, wherever it is and whatever follows it.
+    #[test]
+    fn find_control_matches_a_byte_scan() {
+        let naive = |s: &[u8]| s.iter().position(|&b| b < 0x20 || b == 0x7f);
+        for bad in 0..=255u8 {
+            for at in 0..24 {
+                let mut buf = [b'a'; 24];
+                buf[at] = bad;
+                if at + 1 < buf.len() {
+                    buf[at + 1] = 0x80;
+                }
+                for from in 0..buf.len() {
+                    assert_eq!(find_control(&buf[from..]), naive(&buf[from..]), "{bad}");
+                }
+            }
+        }
+        let all: [u8; 256] = core::array::from_fn(|i| (255 - i) as u8);
+        for from in 0..all.len() {
+            assert_eq!(find_control(&all[from..]), naive(&all[from..]));
+        }
+    }
+
+    /// The four-at-a-time run of a byte class ends where a byte scan ends.
+    #[test]
+    fn run_of_matches_a_byte_scan() {
+        let naive = |s: &[u8]| s.iter().position(|&b| !TCHAR[usize::from(b)]);
+        for at in 0..12 {
+            for len in at..12 {
+                let mut buf = [b'a'; 12];
+                buf[at] = b' ';
+                let s = &buf[..len];
+                assert_eq!(run_of(s, &TCHAR), naive(s).unwrap_or(s.len()));
+            }
         }
     }
 

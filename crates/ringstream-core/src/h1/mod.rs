@@ -137,7 +137,7 @@ pub(crate) fn is_tchar_byte(b: u8) -> bool {
 }
 
 /// RFC 9110 §5.6.2 tchar, by byte value.
-static TCHAR: [bool; 256] = {
+pub(crate) static TCHAR: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
     while i < 256 {

@@ -1,0 +1,188 @@
+//! Request-target forms (RFC 9112 §3.2) and the RFC 3986 character
+//! classes they are made of, shared with `Host` values.
+
+use super::meaning::parse_decimal;
+use super::TargetForm;
+use crate::Error;
+
+/// Decides the form of `target` and whether `method` may use it
+/// (RFC 9112 §3.2).
+pub(super) fn target_form(method: &[u8], target: &[u8]) -> Result<TargetForm, Error> {
+    let connect = method == b"CONNECT";
+    let form = if target == b"*" {
+        if method != b"OPTIONS" {
+            return Err(Error::InvalidTarget);
+        }
+        TargetForm::Asterisk
+    } else if target.first() == Some(&b'/') {
+        if !is_path_query(target) {
+            return Err(Error::InvalidTarget);
+        }
+        TargetForm::Origin
+    } else if let Some(rest) = strip_scheme(target) {
+        let end = rest
+            .iter()
+            .position(|&b| b == b'/' || b == b'?')
+            .unwrap_or(rest.len());
+        let authority = rest.get(..end).unwrap_or_default();
+        let path = rest.get(end..).unwrap_or_default();
+        if !is_host_port(authority, false) || !is_path_query(path) {
+            return Err(Error::InvalidTarget);
+        }
+        TargetForm::Absolute
+    } else if connect && is_host_port(target, true) {
+        return Ok(TargetForm::Authority);
+    } else {
+        return Err(Error::InvalidTarget);
+    };
+    if connect {
+        return Err(Error::InvalidTarget);
+    }
+    Ok(form)
+}
+
+/// The part of an absolute-form target after `http://` or `https://`
+/// (scheme compared case-insensitively), if it has one of those schemes.
+fn strip_scheme(target: &[u8]) -> Option<&[u8]> {
+    for scheme in [&b"http://"[..], &b"https://"[..]] {
+        if let Some(head) = target.get(..scheme.len()) {
+            if head.eq_ignore_ascii_case(scheme) {
+                return target.get(scheme.len()..);
+            }
+        }
+    }
+    None
+}
+
+/// Whether `v` is `uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2):
+/// an IP-literal (`[` hex digits, `:` and `.` `]`) or a reg-name (unreserved,
+/// sub-delims, `%XX`), then an optional port of at most 65535. The host must
+/// not be empty; with `port_required` the port must be present and non-empty.
+pub(super) fn is_host_port(v: &[u8], port_required: bool) -> bool {
+    let (host_ok, port) = if v.first() == Some(&b'[') {
+        let Some(close) = v.iter().position(|&b| b == b']') else {
+            return false;
+        };
+        let inner = v.get(1..close).unwrap_or_default();
+        let ok = !inner.is_empty()
+            && inner
+                .iter()
+                .all(|&b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
+        match v.get(close + 1..).unwrap_or_default() {
+            [] => (ok, None),
+            [b':', port @ ..] => (ok, Some(port)),
+            _ => return false,
+        }
+    } else {
+        let (host, port) = match v.iter().position(|&b| b == b':') {
+            Some(c) => (
+                v.get(..c).unwrap_or_default(),
+                Some(v.get(c + 1..).unwrap_or_default()),
+            ),
+            None => (v, None),
+        };
+        let ok = !host.is_empty() && is_uri_chars(host, &REG_NAME);
+        (ok, port)
+    };
+    if !host_ok {
+        return false;
+    }
+    match port {
+        None => !port_required,
+        Some([]) => !port_required,
+        Some(p) => p.len() <= 5 && parse_decimal(p).is_some_and(|n| n <= 65535),
+    }
+}
+
+/// Whether `s` is `*( pchar / "/" / "?" )` (RFC 3986 path and query).
+fn is_path_query(s: &[u8]) -> bool {
+    is_uri_chars(s, &PATH_QUERY)
+}
+
+/// Whether every byte of `s` is `allowed` or starts a `%XX` escape.
+fn is_uri_chars(s: &[u8], allowed: &[bool; 256]) -> bool {
+    let mut i = 0;
+    while let Some(&b) = s.get(i) {
+        if allowed[usize::from(b)] {
+            i += 1;
+        } else if b == b'%' {
+            let hex = |j: usize| s.get(j).is_some_and(u8::is_ascii_hexdigit);
+            if !(hex(i + 1) && hex(i + 2)) {
+                return false;
+            }
+            i += 3;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// The bytes that stand for themselves in a path and query: `pchar`
+/// (unreserved, sub-delims, `:` and `@`), `/` and `?` (RFC 3986 §3.3,
+/// §3.4), by byte value.
+pub(super) static PATH_QUERY: [bool; 256] = uri_table(b":@/?");
+
+/// The bytes that stand for themselves in a `reg-name`: unreserved and
+/// sub-delims (RFC 3986 §3.2.2), by byte value.
+static REG_NAME: [bool; 256] = uri_table(b"");
+
+/// Unreserved, sub-delims and `extra`, by byte value.
+const fn uri_table(extra: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = is_unreserved(b) || is_sub_delim(b);
+        i += 1;
+    }
+    let mut k = 0;
+    while k < extra.len() {
+        t[extra[k] as usize] = true;
+        k += 1;
+    }
+    t
+}
+
+/// RFC 3986 unreserved.
+const fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+/// RFC 3986 sub-delims.
+const fn is_sub_delim(b: u8) -> bool {
+    matches!(
+        b,
+        b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_tables_hold_rfc_3986_classes() {
+        for b in 0..=255u8 {
+            let base = is_unreserved(b) || is_sub_delim(b);
+            assert_eq!(REG_NAME[usize::from(b)], base, "{b:#04x}");
+            let path = base || matches!(b, b':' | b'@' | b'/' | b'?');
+            assert_eq!(PATH_QUERY[usize::from(b)], path, "{b:#04x}");
+        }
+    }
+
+    #[test]
+    fn host_port_forms() {
+        assert!(is_host_port(b"example.com", false));
+        assert!(is_host_port(b"example.com:8080", true));
+        assert!(is_host_port(b"[::1]:80", true));
+        assert!(is_host_port(b"[::1]", false));
+        assert!(!is_host_port(b"[::1]", true));
+        assert!(!is_host_port(b"example.com:65536", false));
+        assert!(!is_host_port(b"a b", false));
+        assert!(!is_host_port(b"user@host", false));
+        assert!(!is_host_port(b"host/path", false));
+        assert!(!is_host_port(b"[]", false));
+        assert!(!is_host_port(b":80", false));
+    }
+}

@@ -974,9 +974,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
     if !args.common.json {
         println!(
-            "servers on CPU {} ({workers} worker thread{} each), load generator {}; {} round(s) of {} s (+{} s warm-up) per server and case",
+            "servers on CPU {} ({} each), load generator {}; {} round(s) of {} s (+{} s warm-up) per server and case",
             place.server_cpus.as_deref().unwrap_or("(any: not pinned)"),
-            if workers == 1 { "" } else { "s" },
+            match workers {
+                1 => "one worker thread".to_owned(),
+                n => format!("{n} worker threads"),
+            },
             match place.client_cpu {
                 Some(cpu) if place.shared => format!("on CPU {cpu}, which it shares with the servers"),
                 Some(cpu) => format!("on CPU {cpu}"),

@@ -76,9 +76,10 @@ scenarios! {
     Https => https, "https";
     /// Run an HTTPS server on ringstream or hyper + tokio-rustls (used by `https`).
     TlsPeer => tls_peer, "tls-peer";
-    /// ringstream vs hyper, actix-web, xitca-web and may_minihttp, one worker thread each:
-    /// requests/s and server CPU per request of /bytes/13 (1, 64, 256 connections;
-    /// 16-deep pipelined) and /bytes/40960, and RSS per idle connection (1,000 and 10,000).
+    /// ringstream vs hyper, actix-web, xitca-web and may_minihttp, --workers threads each
+    /// (one by default; ringstream also with --reuse-port above one): requests/s and server
+    /// CPU per request of /bytes/13 (1, 64, 256 connections; 16-deep pipelined) and
+    /// /bytes/40960, and RSS per idle connection (1,000 and 10,000).
     Peers => peers, "peers";
 }
 

@@ -1,14 +1,20 @@
 //! `peers`: `ringstream serve` beside the HTTP/1.1 servers a Rust user
 //! might pick instead — hyper 1.x, actix-web, xitca-web and may_minihttp —
-//! each on one worker thread, serving the same bytes, measured in one
-//! run: requests per second, server CPU time per request, and memory per
-//! idle keep-alive connection, with every figure's ratio to ringstream's.
+//! each on `--workers` worker threads (one by default), serving the same
+//! bytes, measured in one run: requests per second, server CPU time per
+//! request, and memory per idle keep-alive connection, with every
+//! figure's ratio to ringstream's.
 //!
 //! # The servers
 //!
-//! - **ringstream**: `ringstream serve --workers 1 --no-access-log` (the
-//!   binary next to this one), its demo's `GET /bytes/{n}`;
-//! - **hyper**: this binary's `hyper-peer --workers 1` (see `peer.rs`);
+//! - **ringstream**: `ringstream serve --workers N --no-access-log` (the
+//!   binary next to this one), its demo's `GET /bytes/{n}`: one tokio
+//!   multi-thread runtime of N threads, one listener;
+//! - **ringstream-reuseport** (asked for with `--servers`, and measured
+//!   by default when `--workers` is above 1): the same with
+//!   `--reuse-port`, N threads each with a current-thread runtime and a
+//!   listener of its own on the port (SO_REUSEPORT);
+//! - **hyper**: this binary's `hyper-peer --workers N` (see `peer.rs`);
 //! - **actix-web**, **xitca-web**, **may_minihttp**: the binaries
 //!   `peer-actix`, `peer-xitca` and `peer-may` of `bench/peers`, a cargo
 //!   workspace of its own so that ringstream's build and tests never
@@ -28,9 +34,15 @@
 //!
 //! # Method
 //!
-//! Every server is a child process pinned to `--server-cpus` (core 0) by
-//! taskset, on one worker thread; the load generator ([`crate::loadgen`])
-//! runs on one thread of this process pinned to `--client-cpu` (core 1):
+//! Every server is a child process pinned to `--server-cpus` by taskset,
+//! on `--workers` worker threads (the framework peers get `--workers N`
+//! on their command line); the load generator ([`crate::loadgen`]) runs
+//! on one thread of this process pinned to `--client-cpu`. By default
+//! the servers get the first N cores and the load generator the next one;
+//! when there is no core left for it (`--workers 2` on two cores), the
+//! servers get the first N cores and the load generator is not pinned: it
+//! shares the servers' cores, which the report says, and requests/s is
+//! then what server and client together get from those cores:
 //! many keep-alive connections, requests built once, `--depth` of them
 //! written at once in the pipelined case, responses counted by their
 //! `Content-Length`, whose value is checked. A run opens its connections,
@@ -59,17 +71,20 @@
 //!
 //! # Reading the tables
 //!
-//! `busy` is the share of a core the server's threads and the client's
-//! thread ran during the window; `others` what the rest of the machine
-//! took (a run disturbed by 20% of a core or more is run again up to
-//! `--retries` times). A case is **client-bound** when the client's
-//! core was ≥ 90% busy while the server's was below 90%: the client, not
-//! the server, set the pace, and the server's requests/s is a floor, not
-//! its limit (its CPU per request still holds). `server` means the
-//! server's core was saturated, the intended case; `neither` means the
-//! round trip set the pace (one connection). `threads` is how many of the
-//! server's threads ran ≥ 5% of its CPU time in the window, over how many
-//! it has: one serving thread shows as `1/N`.
+//! `busy` is the CPU time the server's threads and the client's thread
+//! ran during the window, in percent of one core (above 100% for a
+//! server on several cores); `others` what the rest of the machine took
+//! (a run disturbed by 20% of a core or more is run again up to
+//! `--retries` times). A case is **client-bound** when the client's core
+//! was ≥ 90% busy while the server's cores were not: the client, not the
+//! server, set the pace, and the server's requests/s is a floor, not its
+//! limit (its CPU per request still holds). `server` means the server's
+//! cores (its workers, at most its CPUs) were ≥ 90% busy, the intended
+//! case; `all cores` that server and client together kept the cores they
+//! share ≥ 90% busy; `neither` means the round trip set the pace (one
+//! connection). `threads` is how many of the server's threads ran ≥ 5%
+//! of its CPU time in the window, over how many it has: one serving
+//! thread shows as `1/N`.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -100,14 +115,14 @@ pub struct Args {
     /// Seconds of load before each run's count starts.
     #[arg(long, default_value_t = 0.5)]
     pub warmup: f64,
-    /// Servers to measure; ratios need ringstream among them.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "ringstream,hyper,actix,xitca,may"
-    )]
+    /// Servers to measure; ratios need ringstream among them [default:
+    /// ringstream,hyper,actix,xitca,may, with ringstream-reuseport after
+    /// ringstream when --workers is above 1].
+    #[arg(long, value_enum, value_delimiter = ',')]
     pub servers: Vec<Server>,
+    /// Worker threads of every server.
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
     /// Cases to run.
     #[arg(
         long,
@@ -134,12 +149,14 @@ pub struct Args {
     /// Milliseconds to let a server settle before each RSS reading.
     #[arg(long, default_value_t = 300)]
     pub settle_ms: u64,
-    /// CPUs for the servers (taskset list); `none` to not pin.
-    #[arg(long, default_value = "0")]
-    pub server_cpus: String,
-    /// CPU of the load generator's thread; negative to not pin.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
-    pub client_cpu: i32,
+    /// CPUs for the servers (taskset list); `none` to not pin [default:
+    /// the first --workers CPUs].
+    #[arg(long)]
+    pub server_cpus: Option<String>,
+    /// CPU of the load generator's thread; negative to not pin [default:
+    /// the CPU after the servers', unpinned when there is none].
+    #[arg(long, allow_negative_numbers = true)]
+    pub client_cpu: Option<i32>,
     /// Times a run is repeated when other work on the machine took 20% of
     /// a core or more during it (the last try is kept).
     #[arg(long, default_value_t = 1)]
@@ -156,15 +173,17 @@ pub struct Args {
 /// A server under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Server {
-    /// `ringstream serve --workers 1 --no-access-log`.
+    /// `ringstream serve --workers N --no-access-log`.
     Ringstream,
-    /// The hyper 1.x peer (`hyper-peer --workers 1`).
+    /// `ringstream serve --workers N --reuse-port --no-access-log`.
+    RingstreamReuseport,
+    /// The hyper 1.x peer (`hyper-peer --workers N`).
     Hyper,
-    /// `peer-actix`: actix-web 4, `workers(1)`.
+    /// `peer-actix`: actix-web 4, `workers(N)`.
     Actix,
-    /// `peer-xitca`: xitca-web, `worker_threads(1)`.
+    /// `peer-xitca`: xitca-web, `worker_threads(N)`.
     Xitca,
-    /// `peer-may`: may_minihttp, `may::config().set_workers(1)`.
+    /// `peer-may`: may_minihttp, `may::config().set_workers(N)`.
     May,
 }
 
@@ -173,6 +192,7 @@ impl Server {
     pub fn name(self) -> &'static str {
         match self {
             Server::Ringstream => "ringstream",
+            Server::RingstreamReuseport => "ringstream-reuseport",
             Server::Hyper => "hyper",
             Server::Actix => "actix-web",
             Server::Xitca => "xitca-web",
@@ -183,7 +203,7 @@ impl Server {
     /// The binary of `bench/peers` it runs, for the framework peers.
     fn binary(self) -> Option<&'static str> {
         match self {
-            Server::Ringstream | Server::Hyper => None,
+            Server::Ringstream | Server::RingstreamReuseport | Server::Hyper => None,
             Server::Actix => Some("peer-actix"),
             Server::Xitca => Some("peer-xitca"),
             Server::May => Some("peer-may"),
@@ -246,9 +266,104 @@ struct Sample {
 }
 
 impl Sample {
-    fn client_bound(&self) -> bool {
-        self.client_busy >= SATURATED && self.server_busy < SATURATED
+    fn client_bound(&self, place: &Placement) -> bool {
+        self.client_busy >= SATURATED
+            && self.server_busy < SATURATED * place.server_cores
+            && !self.cores_saturated(place)
     }
+
+    /// Whether server and client together kept the cores they share
+    /// busy.
+    fn cores_saturated(&self, place: &Placement) -> bool {
+        place.shared && self.server_busy + self.client_busy >= SATURATED * place.cores
+    }
+}
+
+/// Where the servers and the load generator run.
+#[derive(Debug, Clone, PartialEq)]
+struct Placement {
+    /// The servers' CPUs (a taskset list), `None` when not pinned.
+    server_cpus: Option<String>,
+    /// The load generator's CPU, `None` when not pinned.
+    client_cpu: Option<usize>,
+    /// How many cores a server's threads can keep busy: its workers, at
+    /// most its CPUs.
+    server_cores: f64,
+    /// Whether the load generator may run on a server's CPU.
+    shared: bool,
+    /// The CPUs servers and load generator run on together.
+    cores: f64,
+}
+
+impl Placement {
+    /// The flags' placement, or the default one for `workers` threads on
+    /// a machine of `online` CPUs.
+    fn new(args: &Args, workers: usize, online: usize) -> Placement {
+        let online = online.max(1);
+        let first = |n: usize| match n {
+            0 | 1 => "0".to_owned(),
+            n => format!("0-{}", n - 1),
+        };
+        let server_cpus = match &args.server_cpus {
+            Some(list) => super::http::cpus(list).map(str::to_owned),
+            None => Some(first(workers.min(online))),
+        };
+        let client_cpu = match args.client_cpu {
+            Some(cpu) => usize::try_from(cpu).ok(),
+            None if args.server_cpus.is_none() && workers < online => Some(workers),
+            None if args.server_cpus.is_none() => None,
+            // Servers placed by hand: the client on the first CPU they
+            // leave free, if any (and not pinned beside unpinned servers).
+            None => server_cpus.as_deref().and_then(|list| {
+                let taken = cpu_list(list);
+                (0..online).find(|cpu| !taken.contains(cpu))
+            }),
+        };
+        let server_set = server_cpus.as_deref().map(cpu_list);
+        let server_count = server_set.as_ref().map_or(online, Vec::len).max(1);
+        let shared = match (&server_set, client_cpu) {
+            (Some(set), Some(cpu)) => set.contains(&cpu),
+            _ => true,
+        };
+        let cores = match (&server_set, client_cpu) {
+            (Some(set), Some(cpu)) => set.len() + usize::from(!set.contains(&cpu)),
+            _ => online,
+        };
+        Placement {
+            server_cpus,
+            client_cpu,
+            server_cores: workers.min(server_count).max(1) as f64,
+            shared,
+            cores: cores as f64,
+        }
+    }
+
+    /// The client CPU as `on_client_cpu` takes it (negative: unpinned).
+    fn client(&self) -> i32 {
+        self.client_cpu
+            .and_then(|cpu| i32::try_from(cpu).ok())
+            .unwrap_or(-1)
+    }
+}
+
+/// The CPUs of a taskset list (`0`, `0-1`, `0,2-3`); what does not parse
+/// is left out.
+fn cpu_list(list: &str) -> Vec<usize> {
+    let mut cpus = Vec::new();
+    for part in list.split(',') {
+        let part = part.trim();
+        match part.split_once('-') {
+            Some((from, to)) => {
+                if let (Ok(from), Ok(to)) = (from.parse::<usize>(), to.parse::<usize>()) {
+                    cpus.extend(from..=to);
+                }
+            }
+            None => cpus.extend(part.parse::<usize>().ok()),
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
 }
 
 /// What is read at each edge of a run's window.
@@ -281,10 +396,15 @@ fn on_client_cpu<T: Send>(cpu: i32, f: impl FnOnce() -> anyhow::Result<T> + Send
 }
 
 /// One run of `load` against `server`.
-fn measure(server: &ServerProcess, load: &Load, args: &Args) -> anyhow::Result<Sample> {
+fn measure(
+    server: &ServerProcess,
+    load: &Load,
+    args: &Args,
+    place: &Placement,
+) -> anyhow::Result<Sample> {
     let warmup = Duration::from_secs_f64(args.warmup);
     let duration = Duration::from_secs_f64(args.duration);
-    let (counts, readings) = on_client_cpu(args.client_cpu, || {
+    let (counts, readings) = on_client_cpu(place.client(), || {
         let mut readings = Vec::with_capacity(2);
         let counts = loadgen::run(load, warmup, duration, || readings.push(read(server)))
             .with_context(|| format!("loading {} on {}", server.name, server.addr))?;
@@ -393,18 +513,25 @@ struct Launcher {
     binaries: Vec<(Server, PathBuf)>,
     cpus: Option<String>,
     max_connections: String,
+    workers: usize,
 }
 
 impl Launcher {
     fn start(&self, server: Server) -> anyhow::Result<ServerProcess> {
         let cpus = self.cpus.as_deref();
+        let flags = ["--no-access-log", "--max-connections", &self.max_connections];
         match server {
-            Server::Ringstream => start_ringstream_with(
-                1,
-                cpus,
-                &["--no-access-log", "--max-connections", &self.max_connections],
-            ),
-            Server::Hyper => start_hyper(1, cpus),
+            Server::Ringstream => start_ringstream_with(self.workers, cpus, &flags),
+            Server::RingstreamReuseport => {
+                let mut process = start_ringstream_with(
+                    self.workers,
+                    cpus,
+                    &[&flags[..], &["--reuse-port"]].concat(),
+                )?;
+                process.name = server.name();
+                Ok(process)
+            }
+            Server::Hyper => start_hyper(self.workers, cpus),
             _ => {
                 let path = self
                     .binaries
@@ -412,10 +539,30 @@ impl Launcher {
                     .find(|(s, _)| *s == server)
                     .map(|(_, p)| p)
                     .with_context(|| format!("no binary for {}", server.name()))?;
-                start_program(server.name(), path, &[], cpus)
+                start_program(
+                    server.name(),
+                    path,
+                    &["--workers", &self.workers.to_string()],
+                    cpus,
+                )
             }
         }
     }
+}
+
+/// The servers of `--servers`, or the default ones: ringstream and its
+/// peers, with ringstream's per-core listeners when there is more than
+/// one worker.
+fn default_servers(asked: &[Server], workers: usize) -> Vec<Server> {
+    if !asked.is_empty() {
+        return asked.to_vec();
+    }
+    let mut servers = vec![Server::Ringstream];
+    if workers > 1 {
+        servers.push(Server::RingstreamReuseport);
+    }
+    servers.extend([Server::Hyper, Server::Actix, Server::Xitca, Server::May]);
+    servers
 }
 
 /// The first `n` bytes of `/bytes/{n}`: ringstream's pattern block,
@@ -483,9 +630,16 @@ struct Notes {
 }
 
 /// How a case's runs of one server were limited.
-fn bound(samples: &[Sample], case: &str, name: &str, notes: &mut Notes) -> &'static str {
+fn bound(
+    samples: &[Sample],
+    case: &str,
+    name: &str,
+    place: &Placement,
+    notes: &mut Notes,
+) -> &'static str {
     let median = |f: fn(&Sample) -> f64| super::median(&samples.iter().map(f).collect::<Vec<_>>());
-    let client_bound = samples.iter().filter(|s| s.client_bound()).count();
+    let client_bound = samples.iter().filter(|s| s.client_bound(place)).count();
+    let cores_saturated = samples.iter().filter(|s| s.cores_saturated(place)).count();
     if client_bound > 0 {
         notes.client_bound.push(format!(
             "{name} {case} ({client_bound} of {} rounds)",
@@ -499,11 +653,14 @@ fn bound(samples: &[Sample], case: &str, name: &str, notes: &mut Notes) -> &'sta
         .map(|s| s.others_busy)
         .fold(notes.most_others, f64::max);
     let (server, client) = (median(|s| s.server_busy), median(|s| s.client_busy));
+    let server_saturated = server >= SATURATED * place.server_cores;
     if client_bound * 2 > samples.len() {
         "client-bound"
-    } else if server >= SATURATED && client >= SATURATED {
+    } else if cores_saturated * 2 > samples.len() {
+        "all cores"
+    } else if server_saturated && client >= SATURATED {
         "both"
-    } else if server >= SATURATED {
+    } else if server_saturated {
         "server"
     } else {
         "neither"
@@ -514,6 +671,7 @@ fn bound(samples: &[Sample], case: &str, name: &str, notes: &mut Notes) -> &'sta
 /// it.
 fn request_case(
     args: &Args,
+    place: &Placement,
     servers: &[(Server, ServerProcess)],
     case: &RequestCase,
     rows: &mut Vec<Row>,
@@ -534,14 +692,14 @@ fn request_case(
         }
         for i in order {
             let process = &servers[i].1;
-            let mut sample = measure(process, &load(process.addr), args)?;
+            let mut sample = measure(process, &load(process.addr), args, place)?;
             for _ in 0..args.retries {
                 if sample.others_busy < DISTURBED {
                     break;
                 }
                 notes.retried += 1;
                 std::thread::sleep(Duration::from_secs(1));
-                sample = measure(process, &load(process.addr), args)?;
+                sample = measure(process, &load(process.addr), args, place)?;
             }
             samples[i].push(sample);
         }
@@ -572,7 +730,7 @@ fn request_case(
             None => (Vec::new(), Vec::new()),
         };
         let case_name = format!("{} × {}", case.label, case.connections);
-        let bound = bound(&samples[i], &case_name, server.name(), notes);
+        let bound = bound(&samples[i], &case_name, server.name(), place, notes);
         let busy_threads = samples[i]
             .iter()
             .map(|s| s.busy_threads.len())
@@ -624,6 +782,7 @@ fn request_case(
                 ("path".into(), json!(format!("/bytes/{}", case.size))),
                 ("connections".into(), json!(case.connections)),
                 ("depth".into(), json!(case.depth)),
+                ("workers".into(), json!(args.workers)),
                 ("requests_per_second".into(), json!(median(&rate))),
                 ("samples".into(), json!(rate)),
                 ("ratio_to_ringstream".into(), json!(reference.map(|_| median(&rate_ratios)))),
@@ -672,6 +831,7 @@ struct IdleSample {
 /// The idle case: every server started afresh for each count and round.
 fn idle(
     args: &Args,
+    place: &Placement,
     launcher: &Launcher,
     servers: &[Server],
     rows: &mut Vec<Row>,
@@ -696,7 +856,7 @@ fn idle(
                     .with_context(|| format!("first request to {}", server.name))?;
                 std::thread::sleep(settle);
                 let before = server.rss()?;
-                let conns = on_client_cpu(args.client_cpu, || {
+                let conns = on_client_cpu(place.client(), || {
                     loadgen::open_idle(addr, n, &request, Some(SMALL))
                         .with_context(|| format!("{n} idle connections to {}", server.name))
                 })?;
@@ -753,6 +913,7 @@ fn idle(
                 extra: vec![
                     ("case".into(), json!("idle")),
                     ("connections".into(), json!(n)),
+                    ("workers".into(), json!(args.workers)),
                     ("rss_before_bytes".into(), json!(median_of(|s| s.before))),
                     ("rss_after_bytes".into(), json!(median_of(|s| s.after))),
                     (
@@ -776,10 +937,14 @@ fn idle(
 /// Run the scenario.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.rounds > 0, "--rounds must be positive");
+    anyhow::ensure!(args.workers > 0, "--workers must be positive");
+    let workers = args.workers;
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let place = Placement::new(args, workers, online);
     let mut servers: Vec<Server> = Vec::new();
-    for server in &args.servers {
-        if !servers.contains(server) {
-            servers.push(*server);
+    for server in default_servers(&args.servers, workers) {
+        if !servers.contains(&server) {
+            servers.push(server);
         }
     }
     let binaries = peer_binaries(args, &mut servers);
@@ -796,8 +961,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     ws::raise_fd_limit(most as u64 + 256);
     let launcher = Launcher {
         binaries,
-        cpus: super::http::cpus(&args.server_cpus).map(str::to_owned),
-        max_connections: (most + 1024).to_string(),
+        cpus: place.server_cpus.clone(),
+        // With --reuse-port, each listener has its share of the cap:
+        // every listener can still hold every connection.
+        max_connections: ((most + 1024) * workers).to_string(),
+        workers,
     };
     let large = args.common.size.map_or(LARGE, |n| n as u64);
     let wants = |case| args.cases.contains(&case);
@@ -806,8 +974,20 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
     if !args.common.json {
         println!(
-            "servers on CPU {} (one worker thread each), load generator on CPU {}; {} round(s) of {} s (+{} s warm-up) per server and case",
-            args.server_cpus, args.client_cpu, args.rounds, args.duration, args.warmup
+            "servers on CPU {} ({} each), load generator {}; {} round(s) of {} s (+{} s warm-up) per server and case",
+            place.server_cpus.as_deref().unwrap_or("(any: not pinned)"),
+            match workers {
+                1 => "one worker thread".to_owned(),
+                n => format!("{n} worker threads"),
+            },
+            match place.client_cpu {
+                Some(cpu) if place.shared => format!("on CPU {cpu}, which it shares with the servers"),
+                Some(cpu) => format!("on CPU {cpu}"),
+                None => "not pinned: it shares the servers' cores".to_owned(),
+            },
+            args.rounds,
+            args.duration,
+            args.warmup
         );
     }
     let mut cases = Vec::new();
@@ -873,15 +1053,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             processes.push((server, launcher.start(server)?));
         }
         for case in &cases {
-            request_case(args, &processes, case, &mut rows, &mut notes)?;
+            request_case(args, &place, &processes, case, &mut rows, &mut notes)?;
         }
     }
     if wants(Case::Idle) {
-        idle(args, &launcher, &checked, &mut rows)?;
+        idle(args, &place, &launcher, &checked, &mut rows)?;
     }
 
     if let Some(path) = &args.common.plot {
-        std::fs::write(path, chart(&rows).to_svg())
+        std::fs::write(path, chart(&rows, workers).to_svg())
             .with_context(|| format!("writing {}", path.display()))?;
         if !args.common.json {
             println!("\nchart: {}", path.display());
@@ -893,10 +1073,20 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     if !cases.is_empty() {
         println!(
-            "\nCPU/req: server CPU time per request (all its threads); busy: share of a core; \
+            "\nCPU/req: server CPU time per request (all its threads); busy: CPU time in % of one core; \
              threads: ≥ {:.0}% of the server's CPU / all",
             BUSY_THREAD * 100.0
         );
+        if place.shared {
+            println!(
+                "the load generator shares the servers' cores: req/s is what server and client \
+                 together get from {} core{}, and the client's CPU time is taken from the server's \
+                 (CPU/req is the server's alone); `all cores`: server and client kept them ≥ {:.0}% busy",
+                place.cores,
+                if place.cores == 1.0 { "" } else { "s" },
+                SATURATED * 100.0
+            );
+        }
         if notes.client_bound.is_empty() {
             println!(
                 "client-bound: none (in no run was the client's core ≥ {:.0}% busy while the server's was below)",
@@ -929,7 +1119,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 /// The chart of `--plot`: server CPU per request in each request case,
 /// and memory per idle connection at each count, one panel each, the
 /// servers in the order measured.
-fn chart(rows: &[Row]) -> crate::bars::BarChart {
+fn chart(rows: &[Row], workers: usize) -> crate::bars::BarChart {
     let text = |row: &Row, key: &str| {
         row.extra
             .iter()
@@ -977,7 +1167,10 @@ fn chart(rows: &[Row]) -> crate::bars::BarChart {
         }
     }
     crate::bars::BarChart {
-        title: "ringstream and its peers, one worker thread each (shorter is better)".into(),
+        title: match workers {
+            1 => "ringstream and its peers, one worker thread each (shorter is better)".into(),
+            n => format!("ringstream and its peers, {n} worker threads each (shorter is better)"),
+        },
         subtitle: "ringstream-bench peers: server CPU time per request (medians of rounds); \
                    resident memory per idle connection"
             .into(),
@@ -1030,7 +1223,7 @@ mod tests {
             idle("ringstream", 3850.0),
             idle("hyper", 11650.0),
         ];
-        let chart = chart(&rows);
+        let chart = chart(&rows, 1);
         assert_eq!(chart.panels.len(), 2);
         let cpu = &chart.panels[0];
         assert_eq!(cpu.title, "CPU per request, GET /bytes/13 × 64 connections, 16 pipelined");
@@ -1038,6 +1231,78 @@ mod tests {
         let memory = &chart.panels[1];
         assert_eq!(memory.unit, "KiB");
         assert!((memory.bars[1].1 - 11650.0 / 1024.0).abs() < 1e-9);
+    }
+
+    /// `peers` with `flags` on its command line.
+    fn args(flags: &[&str]) -> Args {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let cli: Cli = clap::Parser::parse_from([&["peers"], flags].concat());
+        cli.args
+    }
+
+    #[test]
+    fn one_worker_keeps_server_and_client_on_cores_of_their_own() {
+        let place = Placement::new(&args(&[]), 1, 2);
+        assert_eq!(place.server_cpus.as_deref(), Some("0"));
+        assert_eq!(place.client_cpu, Some(1));
+        assert!(!place.shared);
+        assert_eq!((place.server_cores, place.cores), (1.0, 2.0));
+        assert_eq!(
+            default_servers(&[], 1),
+            [Server::Ringstream, Server::Hyper, Server::Actix, Server::Xitca, Server::May]
+        );
+    }
+
+    #[test]
+    fn two_workers_on_two_cores_share_them_with_the_client() {
+        let place = Placement::new(&args(&["--workers", "2"]), 2, 2);
+        assert_eq!(place.server_cpus.as_deref(), Some("0-1"));
+        assert_eq!(place.client_cpu, None);
+        assert!(place.shared);
+        assert_eq!((place.server_cores, place.cores), (2.0, 2.0));
+        assert_eq!(place.client(), -1);
+        assert_eq!(default_servers(&[], 2)[..2], [Server::Ringstream, Server::RingstreamReuseport]);
+        // On four cores the client gets one of its own.
+        let place = Placement::new(&args(&["--workers", "2"]), 2, 4);
+        assert_eq!((place.server_cpus.as_deref(), place.client_cpu), (Some("0-1"), Some(2)));
+        assert!(!place.shared);
+        // Placed by hand.
+        let place = Placement::new(&args(&["--server-cpus", "0,1", "--client-cpu", "1"]), 2, 2);
+        assert!(place.shared);
+        assert_eq!(place.cores, 2.0);
+        let place = Placement::new(&args(&["--server-cpus", "none"]), 1, 2);
+        assert_eq!((place.server_cpus, place.client_cpu), (None, None));
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(cpu_list("0"), [0]);
+        assert_eq!(cpu_list("0-2,5"), [0, 1, 2, 5]);
+        assert_eq!(cpu_list("x"), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_saturated_pair_of_shared_cores_is_not_client_bound() {
+        let place = Placement::new(&args(&["--workers", "2"]), 2, 2);
+        let sample = Sample {
+            rate: 1.0,
+            server_ns: 1.0,
+            client_ns: 1.0,
+            server_busy: 1.0,
+            client_busy: 0.95,
+            others_busy: 0.0,
+            busy_threads: Vec::new(),
+            threads: 2,
+        };
+        assert!(sample.cores_saturated(&place));
+        assert!(!sample.client_bound(&place));
+        let one = Placement::new(&args(&[]), 1, 2);
+        assert!(!sample.client_bound(&one));
+        assert!(!sample.cores_saturated(&one));
     }
 
     #[test]

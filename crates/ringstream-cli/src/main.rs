@@ -15,6 +15,8 @@ use ringstream_cli::app::App;
 use ringstream_cli::https::{RedirectToHttps, SelfSigned};
 use tracing_subscriber::EnvFilter;
 
+mod per_core;
+
 /// ringstream: an HTTP/1.1 server that streams bytes at memory speed with
 /// memory that does not grow with the payload.
 #[derive(Parser, Debug)]
@@ -67,12 +69,23 @@ struct ServeArgs {
     /// Serve the files under this directory at /static/.
     #[arg(long, value_name = "DIR")]
     root: Option<std::path::PathBuf>,
-    /// Worker threads of the tokio runtime (default: one per core).
+    /// Worker threads of the tokio runtime (default: one per core); with
+    /// --reuse-port, the threads that each have a listener of their own.
     #[arg(long)]
     workers: Option<usize>,
+    /// Serve on --workers threads (default: one per core) that each have
+    /// a runtime and a listener of their own on --addr (SO_REUSEPORT: the
+    /// kernel spreads new connections across the listeners; Unix only),
+    /// instead of one runtime whose threads share one listener. A
+    /// connection stays on the thread that accepted it. --max-connections
+    /// is divided among the listeners, as is the cap on TLS handshakes
+    /// at once; --redirect-http has one listener of its own.
+    #[arg(long)]
+    reuse_port: bool,
     /// Maximum connections served at once. At the cap a new client takes
     /// the slot of the connection idle the longest, or gets 503 when every
-    /// connection is busy.
+    /// connection is busy (with --reuse-port, each listener has its share
+    /// of the cap, and its clients compete for that share).
     #[arg(long, default_value_t = 1024)]
     max_connections: usize,
     /// Length of the listen queue (capped by the kernel's somaxconn).
@@ -165,6 +178,9 @@ fn one_line(e: &anyhow::Error) -> String {
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    if args.reuse_port {
+        return per_core::serve(args);
+    }
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     runtime.enable_all();
     if let Some(workers) = args.workers {
@@ -178,7 +194,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     runtime.block_on(async move {
         let mut server = match args.send_buffer {
             None => Server::bind(args.addr).await.map_err(anyhow::Error::from),
-            Some(size) => bind_with_send_buffer(args.addr, size, args.listen_backlog)
+            Some(size) => bind_with_send_buffer(args.addr, size, args.listen_backlog, false)
                 .map(Server::from_listener),
         }
         .with_context(|| format!("binding {}", args.addr))?;
@@ -193,36 +209,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             ),
             None => None,
         };
-        let config = Config {
-            max_connections: args.max_connections,
-            listen_backlog: args.listen_backlog,
-            head_timeout: Duration::from_secs(args.head_timeout),
-            idle_timeout: Duration::from_secs(args.idle_timeout),
-            body_read_timeout: Duration::from_secs(args.body_read_timeout),
-            body_min_rate: args.body_min_rate,
-            body_timeout: args.body_timeout.map(Duration::from_secs),
-            write_timeout: Duration::from_secs(args.write_timeout),
-            shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
-            access_log: !args.no_access_log,
-            // The demo never asks a request for its connection's ends (the
-            // access line takes them from the connection): three
-            // allocations per request saved.
-            connection_info: false,
-            limits: Limits {
-                max_body_len: args.max_body_size,
-                ..Limits::DEFAULT
-            },
-            ..Config::default()
-        };
-        let mut app = App::new(server.metrics());
-        if let Some(root) = &args.root {
-            anyhow::ensure!(
-                root.is_dir(),
-                "--root {} is not a directory",
-                root.display()
-            );
-            app = app.with_static_root(root);
-        }
+        let config = config(&args);
+        let app = demo_app(&args, server.metrics())?;
         app.spawn_ticker();
         let events = app.events().clone();
         let addr = server.local_addr()?;
@@ -299,6 +287,49 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+/// The limits and timeouts the arguments ask for.
+fn config(args: &ServeArgs) -> Config {
+    Config {
+        max_connections: args.max_connections,
+        listen_backlog: args.listen_backlog,
+        head_timeout: Duration::from_secs(args.head_timeout),
+        idle_timeout: Duration::from_secs(args.idle_timeout),
+        body_read_timeout: Duration::from_secs(args.body_read_timeout),
+        body_min_rate: args.body_min_rate,
+        body_timeout: args.body_timeout.map(Duration::from_secs),
+        write_timeout: Duration::from_secs(args.write_timeout),
+        shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
+        access_log: !args.no_access_log,
+        // The demo never asks a request for its connection's ends (the
+        // access line takes them from the connection): three
+        // allocations per request saved.
+        connection_info: false,
+        limits: Limits {
+            max_body_len: args.max_body_size,
+            ..Limits::DEFAULT
+        },
+        ..Config::default()
+    }
+}
+
+/// The demo application, counting into `metrics`, with its static files
+/// if --root is given.
+fn demo_app(
+    args: &ServeArgs,
+    metrics: std::sync::Arc<ringstream::server::Metrics>,
+) -> anyhow::Result<App> {
+    let mut app = App::new(metrics);
+    if let Some(root) = &args.root {
+        anyhow::ensure!(
+            root.is_dir(),
+            "--root {} is not a directory",
+            root.display()
+        );
+        app = app.with_static_root(root);
+    }
+    Ok(app)
 }
 
 /// What `--tls-cert` or `--tls-self-signed` serves HTTPS with.
@@ -458,11 +489,13 @@ impl Drop for Written {
 
 /// A listener on `addr` whose connections have a send buffer of `size`
 /// bytes: set on the listening socket, which accepted connections inherit
-/// it from (Linux, the BSDs).
+/// it from (Linux, the BSDs). With `reuse_port`, other listeners may share
+/// the address (SO_REUSEPORT), as with `Server::bind_reuse_port`.
 fn bind_with_send_buffer(
     addr: SocketAddr,
     size: u32,
     backlog: u32,
+    reuse_port: bool,
 ) -> anyhow::Result<tokio::net::TcpListener> {
     let socket = if addr.is_ipv4() {
         tokio::net::TcpSocket::new_v4()?
@@ -472,6 +505,18 @@ fn bind_with_send_buffer(
     // As tokio's own `TcpListener::bind` does on Unix.
     #[cfg(unix)]
     socket.set_reuseaddr(true)?;
+    if reuse_port {
+        #[cfg(all(
+            unix,
+            not(any(target_os = "solaris", target_os = "illumos", target_os = "cygwin"))
+        ))]
+        socket.set_reuseport(true)?;
+        #[cfg(not(all(
+            unix,
+            not(any(target_os = "solaris", target_os = "illumos", target_os = "cygwin"))
+        )))]
+        anyhow::bail!("SO_REUSEPORT is not available on this platform");
+    }
     socket
         .set_send_buffer_size(size)
         .context("setting the send buffer")?;

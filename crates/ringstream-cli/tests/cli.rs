@@ -26,9 +26,14 @@ fn start() -> (Server, SocketAddr, mpsc::Receiver<String>) {
 
 /// [`start`] with more command-line arguments.
 fn start_with(extra: &[&str]) -> (Server, SocketAddr, mpsc::Receiver<String>) {
+    start_serving(&[&["--workers", "1"], extra].concat())
+}
+
+/// `ringstream serve --addr 127.0.0.1:0` with `args`, as [`start`].
+fn start_serving(args: &[&str]) -> (Server, SocketAddr, mpsc::Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ringstream"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--workers", "1"])
-        .args(extra)
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(args)
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -232,4 +237,160 @@ fn serve_takes_a_send_buffer() {
         + 4;
     assert!(response.starts_with(b"HTTP/1.1 200"));
     assert_eq!(response.len() - head_end, 1_000_000);
+}
+
+/// `--reuse-port`: one listener per thread on one port. Many clients at
+/// once are all served, by both listeners' threads; the counters at
+/// `/metrics` are the whole server's; and on SIGTERM a request under way
+/// is finished before the server exits.
+#[cfg(target_os = "linux")]
+#[test]
+fn serve_reuse_port_serves_on_every_listener() {
+    let (mut server, addr, lines) = start_serving(&[
+        "--workers",
+        "2",
+        "--reuse-port",
+        "--max-connections",
+        "200",
+        "--no-access-log",
+    ]);
+    let line = log_line(&lines, "one listener per thread");
+    assert!(line.contains("listeners=2"), "{line:?}");
+    let pid = server.0.id();
+    let listeners = listener_threads(pid);
+    assert_eq!(listeners.len(), 2, "{listeners:?}");
+    let before: Vec<u64> = listeners.iter().map(|&t| ran_ns(pid, t)).collect();
+
+    // 8 clients at once, each opening 8 connections in turn, each with
+    // three requests pipelined.
+    let clients: Vec<_> = (0..8)
+        .map(|_| {
+            thread::spawn(move || {
+                for _ in 0..8 {
+                    let mut conn = TcpStream::connect(addr).expect("connect");
+                    conn.write_all(
+                        b"GET /bytes/13 HTTP/1.1\r\nHost: t\r\n\r\n\
+                          GET /bytes/13 HTTP/1.1\r\nHost: t\r\n\r\n\
+                          GET /bytes/13 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+                    )
+                    .expect("send");
+                    let mut response = String::new();
+                    conn.read_to_string(&mut response).expect("read");
+                    assert_eq!(
+                        response.matches("HTTP/1.1 200 OK\r\n").count(),
+                        3,
+                        "{response}"
+                    );
+                }
+            })
+        })
+        .collect();
+    for client in clients {
+        client.join().expect("a client");
+    }
+    // 64 connections, spread by a hash of their ports: each listener's
+    // thread served a good part of them.
+    let ran: Vec<u64> = listeners
+        .iter()
+        .zip(&before)
+        .map(|(&t, before)| ran_ns(pid, t) - before)
+        .collect();
+    let total: u64 = ran.iter().sum();
+    assert!(
+        ran.iter().all(|&ns| ns * 10 >= total),
+        "the listeners' threads ran {ran:?} ns"
+    );
+
+    let counters = metrics(addr);
+    assert!(
+        counters.contains("\nringstream_requests_total 193\n"),
+        "{counters}"
+    );
+
+    // An upload under way when the signal comes is finished.
+    let mut upload = TcpStream::connect(addr).expect("connect");
+    upload
+        .write_all(b"POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nhalf ")
+        .expect("send");
+    // Accepted, by whichever listener, once two connections are open (it
+    // and the one asking).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !metrics(addr).contains("\nringstream_connections_open 2\n") {
+        assert!(Instant::now() < deadline, "the upload was not accepted");
+        thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: sends a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) }, 0);
+    log_line(&lines, "shutting down");
+    thread::sleep(Duration::from_millis(200));
+    upload.write_all(b"done!").expect("send the rest");
+    let mut response = String::new();
+    upload.read_to_string(&mut response).expect("read");
+    assert!(response.starts_with("HTTP/1.1 200 OK\r\n"), "{response}");
+    assert!(response.contains("\"bytes\":10"), "{response}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = server.0.try_wait().expect("poll the child") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the server did not exit");
+        thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+}
+
+/// `--reuse-port` refuses a cap smaller than its listener count.
+#[test]
+fn serve_reuse_port_needs_a_connection_per_listener() {
+    let output = Command::new(env!("CARGO_BIN_EXE_ringstream"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--workers", "4"])
+        .args(["--reuse-port", "--max-connections", "3"])
+        .output()
+        .expect("run the ringstream binary");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--max-connections 3 is less than the 4 listeners"),
+        "{stderr}"
+    );
+}
+
+/// The server's counters, from `/metrics`.
+fn metrics(addr: SocketAddr) -> String {
+    let mut conn = TcpStream::connect(addr).expect("connect");
+    conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .expect("send");
+    let mut text = String::new();
+    conn.read_to_string(&mut text).expect("read");
+    text
+}
+
+/// The thread ids of the server's listeners (threads `ringstream-N`).
+#[cfg(target_os = "linux")]
+fn listener_threads(pid: u32) -> Vec<u32> {
+    let mut threads = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("list threads") {
+        let dir = task.expect("a thread").path();
+        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        if comm.trim_end().starts_with("ringstream-") {
+            let tid: Option<u32> = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.parse().ok());
+            threads.extend(tid);
+        }
+    }
+    threads.sort_unstable();
+    threads
+}
+
+/// CPU time thread `tid` of `pid` has run, in nanoseconds.
+#[cfg(target_os = "linux")]
+fn ran_ns(pid: u32, tid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat"))
+        .expect("read schedstat");
+    stat.split_whitespace()
+        .next()
+        .and_then(|ns| ns.parse().ok())
+        .expect("run time")
 }

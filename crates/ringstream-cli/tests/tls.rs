@@ -84,12 +84,18 @@ impl Running {
     }
 }
 
-/// `ringstream serve --addr 127.0.0.1:0 --workers 1` with `args`, at the
-/// default log level; waits for the HTTPS address line (and the redirect
-/// line with `--redirect-http`).
+/// `ringstream serve --addr 127.0.0.1:0 --workers 1` with `args` (which
+/// may give `--workers` instead), at the default log level; waits for the
+/// HTTPS address line (and the redirect line with `--redirect-http`).
 fn start(args: &[&str]) -> Running {
+    let workers: &[&str] = if args.contains(&"--workers") {
+        &[]
+    } else {
+        &["--workers", "1"]
+    };
     let mut child = Command::new(env!("CARGO_BIN_EXE_ringstream"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--workers", "1"])
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(workers)
         .args(args)
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
@@ -521,6 +527,52 @@ async fn redirect_http_answers_308_to_the_https_port() {
         .unwrap();
     let page = get(&mut stream, "/api/livedata?x=1&y=%20").await;
     assert_eq!(page.status, 200);
+}
+
+/// `--reuse-port` with TLS and `--redirect-http`: every listener speaks
+/// HTTPS with the one certificate, the redirect has its own listener, and
+/// SIGTERM stops them all.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn reuse_port_serves_https_on_every_listener_and_redirects() {
+    let dir = scratch("reuse-port");
+    let mut server = start(&[
+        "--workers",
+        "2",
+        "--reuse-port",
+        "--tls-self-signed",
+        "--tls-self-signed-out",
+        path_str(&dir),
+        "--redirect-http",
+        "127.0.0.1:0",
+    ]);
+    let line = server.log_line("one listener per thread");
+    assert!(line.contains("listeners=2"), "{line:?}");
+    let pem = std::fs::read(dir.join("cert.pem")).expect("the written certificate");
+    let der = CertificateDer::from_pem_slice(&pem).unwrap();
+    let trusting = client(std::slice::from_ref(&der));
+    // Connections from 16 ports, spread over both listeners.
+    for _ in 0..16 {
+        let mut stream = connect(&trusting, server.addr, "localhost").await.unwrap();
+        assert_eq!(presented(&stream), der.as_ref());
+        let bytes = get(&mut stream, "/bytes/13").await;
+        assert_eq!(bytes.status, 200);
+        assert_eq!(bytes.body.len(), 13);
+    }
+    let redirect = server.redirect.expect("the redirect address");
+    let answer = common::roundtrip(
+        redirect,
+        b"GET /x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    let (mut buf, mut bytes) = (answer, &[][..]);
+    let moved = common::read_response(&mut bytes, &mut buf, false).await;
+    assert_eq!(moved.status, 308);
+    let location = format!("https://localhost:{}/x", server.addr.port());
+    assert_eq!(moved.header("location"), Some(location.as_str()));
+
+    server.signal(libc::SIGTERM);
+    assert!(server.wait_exit().success());
 }
 
 /// The output of `ringstream serve` with `args` that stop it at start:

@@ -1,5 +1,6 @@
-//! The actix-web peer of `ringstream-bench peers`: `GET /bytes/{n}` on one
-//! worker thread, written as an actix-web user would.
+//! The actix-web peer of `ringstream-bench peers`: `GET /bytes/{n}` on
+//! `--workers` worker threads (one by default), written as an actix-web
+//! user would.
 //!
 //! The body is a slice of the shared pattern block (`Bytes::from_static`,
 //! no copy and no allocation); past the block's 64 KiB, a body type of
@@ -8,7 +9,7 @@
 //! `Content-Length` itself.
 //!
 //! ```text
-//! peer-actix --addr 127.0.0.1:8082
+//! peer-actix --addr 127.0.0.1:8082 [--workers 2]
 //! ```
 
 use std::convert::Infallible;
@@ -68,11 +69,12 @@ impl MessageBody for Pattern {
 
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
-    let addr = peer_common::addr_from_args();
+    let peer_common::Args { addr, workers } = peer_common::args();
     let server = HttpServer::new(|| App::new().service(bytes))
-        // One worker thread serves every connection (actix-web runs one
-        // per core by default); the acceptor thread only accepts.
-        .workers(1)
+        // `--workers` threads (1 by default) serve the connections
+        // (actix-web runs one per core by default); the acceptor thread
+        // only accepts.
+        .workers(workers)
         // Idle keep-alive connections are kept as long as ringstream
         // keeps them (60 s; actix-web's default is 5 s).
         .keep_alive(Duration::from_secs(60))

@@ -1,6 +1,6 @@
 //! What the peer servers share: the pattern `/bytes/{n}` is served from
 //! (the same bytes as `ringstream serve`'s demo), the headers that come
-//! with it, and the `--addr` flag.
+//! with it, and the `--addr` and `--workers` flags.
 
 use std::net::SocketAddr;
 use std::sync::OnceLock;
@@ -40,24 +40,52 @@ pub fn bytes_len(path: &str) -> Option<u64> {
     digits.parse().ok().filter(|&n| n <= MAX_BYTES)
 }
 
-/// The address of `--addr ADDR` (or `--addr=ADDR`) on the command line,
-/// `127.0.0.1:8082` without one. Exits with a message on anything else.
-pub fn addr_from_args() -> SocketAddr {
-    let mut args = std::env::args().skip(1);
+/// The command line of a peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Args {
+    /// `--addr IP:PORT` (`127.0.0.1:8082` without one).
+    pub addr: SocketAddr,
+    /// `--workers N`: threads that serve connections (1 without one).
+    pub workers: usize,
+}
+
+/// The flags on the command line, `--addr ADDR` and `--workers N` (or
+/// `--addr=ADDR`, `--workers=N`). Exits with a message on anything else.
+pub fn args() -> Args {
+    parse(std::env::args().skip(1)).unwrap_or_else(|why| usage(&why))
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut addr = "127.0.0.1:8082".to_owned();
+    let mut workers = "1".to_owned();
     while let Some(arg) = args.next() {
-        match arg.strip_prefix("--addr") {
-            Some("") => addr = args.next().unwrap_or_default(),
-            Some(value) if value.starts_with('=') => addr = value[1..].to_owned(),
-            _ => usage(&format!("unknown argument `{arg}`")),
-        }
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
+            None => (arg.clone(), None),
+        };
+        let slot = match name.as_str() {
+            "--addr" => &mut addr,
+            "--workers" => &mut workers,
+            _ => return Err(format!("unknown argument `{arg}`")),
+        };
+        *slot = match inline {
+            Some(value) => value,
+            None => args.next().unwrap_or_default(),
+        };
     }
-    addr.parse()
-        .unwrap_or_else(|_| usage(&format!("`{addr}` is not an address")))
+    let addr = addr
+        .parse()
+        .map_err(|_| format!("`{addr}` is not an address"))?;
+    let workers = workers
+        .parse()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("`{workers}` is not a worker count"))?;
+    Ok(Args { addr, workers })
 }
 
 fn usage(why: &str) -> ! {
-    eprintln!("{why}\nusage: {} [--addr IP:PORT]", program());
+    eprintln!("{why}\nusage: {} [--addr IP:PORT] [--workers N]", program());
     std::process::exit(2)
 }
 
@@ -81,6 +109,23 @@ mod tests {
         assert_eq!(block.len(), PATTERN_BLOCK);
         assert_eq!(&block[..LINE.len()], LINE);
         assert_eq!(&block[LINE.len()..2 * LINE.len()], LINE);
+    }
+
+    #[test]
+    fn flags() {
+        let args = |list: &[&str]| parse(list.iter().map(|a| a.to_string()));
+        assert_eq!(
+            args(&[]),
+            Ok(Args {
+                addr: "127.0.0.1:8082".parse().unwrap(),
+                workers: 1
+            })
+        );
+        let given = args(&["--addr", "127.0.0.1:9000", "--workers=2"]).unwrap();
+        assert_eq!(given.addr.port(), 9000);
+        assert_eq!(given.workers, 2);
+        assert!(args(&["--workers", "0"]).is_err());
+        assert!(args(&["--threads", "2"]).is_err());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The may_minihttp peer of `ringstream-bench peers`: `GET /bytes/{n}` on
-//! one worker thread of may's coroutine scheduler, written as a
-//! may_minihttp user would.
+//! `--workers` worker threads of may's coroutine scheduler (one by
+//! default), written as a may_minihttp user would.
 //!
 //! may_minihttp takes a `&'static str` body without copying it into the
 //! response (it is copied once, into the connection's write buffer, as
@@ -11,7 +11,7 @@
 //! `Content-Length` itself, and its `Server` cannot be changed.
 //!
 //! ```text
-//! peer-may --addr 127.0.0.1:8082
+//! peer-may --addr 127.0.0.1:8082 [--workers 2]
 //! ```
 
 use std::io;
@@ -53,11 +53,12 @@ impl HttpService for Bytes {
 }
 
 fn main() -> io::Result<()> {
-    let addr = peer_common::addr_from_args();
-    // One worker thread runs every coroutine (may runs one per core by
-    // default). may pins its workers to cores itself; the bench pins the
-    // whole process with taskset instead, as it does every server.
-    may::config().set_workers(1);
+    let peer_common::Args { addr, workers } = peer_common::args();
+    // `--workers` threads (1 by default) run the coroutines (may runs one
+    // per core by default). may pins its workers to cores itself; the
+    // bench pins the whole process with taskset instead, as it does every
+    // server.
+    may::config().set_workers(workers);
     may::config().set_worker_pin(false);
     let server = HttpServer(Bytes).start(addr)?;
     peer_common::announce("may_minihttp", addr);

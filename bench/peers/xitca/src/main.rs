@@ -1,5 +1,6 @@
-//! The xitca-web peer of `ringstream-bench peers`: `GET /bytes/{n}` on one
-//! worker thread, written as a xitca-web user would.
+//! The xitca-web peer of `ringstream-bench peers`: `GET /bytes/{n}` on
+//! `--workers` worker threads (one by default), written as a xitca-web
+//! user would.
 //!
 //! The body is a slice of the shared pattern block (`Bytes::from_static`,
 //! no copy and no allocation); past the block's 64 KiB, a body type of
@@ -8,7 +9,7 @@
 //! `Content-Length` itself.
 //!
 //! ```text
-//! peer-xitca --addr 127.0.0.1:8082
+//! peer-xitca --addr 127.0.0.1:8082 [--workers 2]
 //! ```
 
 use std::convert::Infallible;
@@ -79,13 +80,14 @@ impl Body for Pattern {
 }
 
 fn main() -> std::io::Result<()> {
-    let addr = peer_common::addr_from_args();
+    let peer_common::Args { addr, workers } = peer_common::args();
     let server = App::new()
         .at("/bytes/{n}", get(handler_service(bytes)))
         .serve()
-        // One worker thread serves every connection (xitca-web runs one
-        // per core by default); the server thread only accepts.
-        .worker_threads(1)
+        // `--workers` threads (1 by default) serve the connections
+        // (xitca-web runs one per core by default); the server thread
+        // only accepts.
+        .worker_threads(workers)
         // Idle keep-alive connections are kept as long as ringstream
         // keeps them (60 s; xitca-web's default is 5 s).
         .keep_alive_timeout(Duration::from_secs(60))

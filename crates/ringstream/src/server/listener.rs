@@ -128,6 +128,39 @@ impl Listener for tokio::net::UnixListener {
     }
 }
 
+/// A TCP listener on `addr` with `SO_REUSEPORT` (and `SO_REUSEADDR`, as
+/// tokio's own `TcpListener::bind` sets on Unix): other listeners with the
+/// option may bind the same address.
+#[cfg(all(
+    unix,
+    not(any(target_os = "solaris", target_os = "illumos", target_os = "cygwin"))
+))]
+pub(super) fn bind_reuse_port(addr: std::net::SocketAddr) -> io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.set_reuseport(true)?;
+    socket.bind(addr)?;
+    // tokio's default; the server sets `Config::listen_backlog` when it
+    // starts.
+    socket.listen(1024)
+}
+
+/// `SO_REUSEPORT` is not available here.
+#[cfg(not(all(
+    unix,
+    not(any(target_os = "solaris", target_os = "illumos", target_os = "cygwin"))
+)))]
+pub(super) fn bind_reuse_port(_addr: std::net::SocketAddr) -> io::Result<TcpListener> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "SO_REUSEPORT is not available on this platform",
+    ))
+}
+
 /// Listening again on a listening socket changes only its queue length.
 fn listen_again(socket: socket2::SockRef<'_>, backlog: u32) -> io::Result<()> {
     socket.listen(i32::try_from(backlog).unwrap_or(i32::MAX))

@@ -1120,13 +1120,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 /// and memory per idle connection at each count, one panel each, the
 /// servers in the order measured.
 fn chart(rows: &[Row], workers: usize) -> crate::bars::BarChart {
-    let text = |row: &Row, key: &str| {
-        row.extra
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default()
-    };
+    let text = |row: &Row, key: &str| row.extra_value(key).cloned().unwrap_or_default();
     let number = |row: &Row, key: &str| text(row, key).as_f64().unwrap_or(f64::NAN);
     let mut panels: Vec<crate::bars::Panel> = Vec::new();
     for row in rows {

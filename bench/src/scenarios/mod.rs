@@ -83,6 +83,7 @@ scenarios! {
     Peers => peers, "peers";
 }
 
+pub mod rounds;
 pub mod servers;
 pub mod ws;
 

@@ -32,6 +32,39 @@ pub struct Row {
 }
 
 impl Row {
+    /// The row of one variant from its median time and the counters of
+    /// one counted run, with no drain phase and no extra keys yet.
+    pub fn counted(
+        scenario: &str,
+        variant: &str,
+        bytes: usize,
+        seconds: f64,
+        counted: &crate::alloc::Snapshot,
+    ) -> Row {
+        Row {
+            scenario: scenario.into(),
+            variant: variant.into(),
+            bytes,
+            seconds,
+            drain_seconds: None,
+            allocations: counted.allocations,
+            reallocations: counted.reallocations,
+            bytes_allocated: counted.bytes_allocated,
+            peak_heap_bytes: counted.peak_above_baseline(),
+            extra: Vec::new(),
+        }
+    }
+
+    /// The extra key `key`, if the row has it.
+    pub fn extra_value(&self, key: &str) -> Option<&Value> {
+        self.extra.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The extra key `key` as a number, if the row has it and it is one.
+    pub fn extra_f64(&self, key: &str) -> Option<f64> {
+        self.extra_value(key).and_then(Value::as_f64)
+    }
+
     /// The row as one JSON object with the common keys (`scenario`,
     /// `variant`, `bytes`, `seconds`, `drain_seconds`, `allocations`,
     /// `reallocations`, `bytes_allocated`, `peak_heap_bytes`) then the
@@ -129,6 +162,16 @@ pub fn print_grid(table: &[Vec<String>]) {
         if i == 0 {
             println!("{}", "-".repeat(out.trim_end().chars().count()));
         }
+    }
+}
+
+/// Bytes per second, in GB/s (10^9 bytes); 0 when `seconds` is not
+/// positive.
+pub fn gbps(bytes: usize, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        bytes as f64 / seconds / 1e9
+    } else {
+        0.0
     }
 }
 

@@ -490,13 +490,7 @@ mod tests {
     /// frame in one write: the client must put it back together.
     #[test]
     fn reads_fragmented_echo_after_head() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
+        with_listener(|listener, addr| async move {
             let server = tokio::spawn(async move {
                 let (mut s, _) = listener.accept().await.unwrap();
                 let mut req = Vec::new();
@@ -542,8 +536,11 @@ mod tests {
         });
     }
 
-    #[test]
-    fn refused_upgrade_is_reported() {
+    /// Runs `test` on a current-thread runtime with a listener on a free
+    /// loopback port and its address.
+    fn with_listener<F: std::future::Future<Output = ()>>(
+        test: impl FnOnce(tokio::net::TcpListener, std::net::SocketAddr) -> F,
+    ) {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -551,6 +548,13 @@ mod tests {
         rt.block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
+            test(listener, addr).await;
+        });
+    }
+
+    #[test]
+    fn refused_upgrade_is_reported() {
+        with_listener(|listener, addr| async move {
             tokio::spawn(async move {
                 let (mut s, _) = listener.accept().await.unwrap();
                 let mut buf = [0u8; 1024];

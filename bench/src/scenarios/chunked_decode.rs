@@ -126,36 +126,19 @@ fn measure(chunk: usize, size: usize, common: &Common) -> anyhow::Result<Row> {
     }
     let seconds = samples.median_total();
     Ok(Row {
-        scenario: NAME.into(),
-        variant: format!("chunk-{chunk}"),
-        bytes: size,
-        seconds,
-        drain_seconds: None,
-        allocations: counted.allocations,
-        reallocations: counted.reallocations,
-        bytes_allocated: counted.bytes_allocated,
-        peak_heap_bytes: counted.peak_above_baseline(),
         extra: vec![
             ("runs".into(), json!(samples.total.len())),
             (
                 "live_heap_after".into(),
                 json!(counted.live_above_baseline()),
             ),
-            ("gbps".into(), json!(gbps(size, seconds))),
+            ("gbps".into(), json!(report::gbps(size, seconds))),
             ("chunk_size".into(), json!(chunk)),
             ("wire_bytes".into(), json!(wire.len())),
             ("input_slice".into(), json!(INPUT_SLICE)),
         ],
+        ..Row::counted(NAME, &format!("chunk-{chunk}"), size, seconds, &counted)
     })
-}
-
-/// Body bytes per second, in GB/s (10^9 bytes).
-fn gbps(bytes: usize, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        bytes as f64 / seconds / 1e9
-    } else {
-        0.0
-    }
 }
 
 /// Prints the rows as a table with a GB/s column.
@@ -176,7 +159,7 @@ fn print_table(rows: &[Row]) {
             row.variant.clone(),
             row.bytes.to_string(),
             report::format_seconds(row.seconds),
-            format!("{:.2}", gbps(row.bytes, row.seconds)),
+            format!("{:.2}", report::gbps(row.bytes, row.seconds)),
             row.allocations.to_string(),
             row.reallocations.to_string(),
             row.bytes_allocated.to_string(),

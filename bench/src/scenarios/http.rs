@@ -21,6 +21,7 @@ use std::process::Command;
 use anyhow::{bail, Context};
 use serde_json::json;
 
+use super::rounds::{quartiles, ratios};
 use super::servers::{start_hyper, start_ringstream, ServerProcess};
 use crate::report::Row;
 
@@ -151,6 +152,13 @@ pub fn machine_ticks() -> anyhow::Result<(u64, u64)> {
     Ok((ticks.iter().take(8).sum(), steal))
 }
 
+/// The share of the machine's ticks stolen since `start`, a reading of
+/// [`machine_ticks`].
+pub fn steal_since((total0, steal0): (u64, u64)) -> anyhow::Result<f64> {
+    let (total1, steal1) = machine_ticks()?;
+    Ok((steal1 - steal0) as f64 / (total1 - total0).max(1) as f64)
+}
+
 /// Run the scenario.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     ensure_wrk()?;
@@ -182,17 +190,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 };
                 wrk(server, path, connections, &warm)?;
             }
-            let (total0, steal0) = machine_ticks()?;
+            let ticks = machine_ticks()?;
             // A/B then B/A, so that neither server always runs first.
             for round in 0..args.rounds {
-                let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-                for i in order {
+                for i in super::rounds::indices(round, 2) {
                     let server = [&ringstream, &hyper][i];
                     samples[i].push(wrk(server, path, connections, args)?);
                 }
             }
-            let (total1, steal1) = machine_ticks()?;
-            let steal = (steal1 - steal0) as f64 / (total1 - total0).max(1) as f64;
+            let steal = steal_since(ticks)?;
             let rps = |i: usize| -> Vec<f64> {
                 samples[i].iter().map(|s| s.requests_per_second).collect()
             };
@@ -204,8 +210,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             };
             let medians = [super::median(&rps(0)), super::median(&rps(1))];
             let cpu_medians = [super::median(&cpu(0)), super::median(&cpu(1))];
-            let rps_ratios: Vec<f64> = rps(0).iter().zip(rps(1)).map(|(r, h)| r / h).collect();
-            let cpu_ratios: Vec<f64> = cpu(0).iter().zip(cpu(1)).map(|(r, h)| h / r).collect();
+            let rps_ratios = ratios(&rps(0), &rps(1));
+            let cpu_ratios = ratios(&cpu(1), &cpu(0));
             let (rps_ratio, rps_q) = (super::median(&rps_ratios), quartiles(&rps_ratios));
             let (cpu_ratio, cpu_q) = (super::median(&cpu_ratios), quartiles(&cpu_ratios));
             for (i, server) in [&ringstream, &hyper].into_iter().enumerate() {
@@ -262,19 +268,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         crate::report::print_json(&rows);
     }
     Ok(())
-}
-
-/// The first and third quartiles of `v` (the medians of its lower and
-/// upper halves).
-pub fn quartiles(v: &[f64]) -> (f64, f64) {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let half = s.len() / 2;
-    let upper = s.len() - half;
-    (
-        super::median(s.get(..half).unwrap_or_default()),
-        super::median(s.get(upper..).unwrap_or_default()),
-    )
 }
 
 fn clone_args(args: &Args) -> Args {

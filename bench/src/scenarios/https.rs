@@ -384,8 +384,7 @@ fn alternate(
     let mut samples: [Vec<Sample>; 2] = [Vec::new(), Vec::new()];
     let mut retried = 0;
     for round in 0..rounds {
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-        for i in order {
+        for i in super::rounds::indices(round, 2) {
             let mut sample = run(i)?;
             for _ in 0..retries {
                 if sample.others_busy < DISTURBED {
@@ -412,7 +411,7 @@ struct Notes {
 
 /// How a case's runs of one server were limited.
 fn bound(samples: &[Sample], case: &str, name: &str, notes: &mut Notes) -> &'static str {
-    let field = |f: fn(&Sample) -> f64| super::median(&samples.iter().map(f).collect::<Vec<_>>());
+    let field = |f: fn(&Sample) -> f64| super::rounds::median_by(samples, f);
     let (server_busy, client_busy) = (field(|s| s.server_busy), field(|s| s.client_busy));
     let client_bound = samples.iter().filter(|s| s.client_bound()).count();
     if client_bound > 0 {
@@ -461,14 +460,8 @@ fn print_header(unit: &str) {
 /// The median of the per-round ratios `a / b`, formatted with their
 /// quartiles, and the ratios.
 fn ratio(a: &[f64], b: &[f64]) -> (String, Vec<f64>) {
-    let ratios: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
-    let median = super::median(&ratios);
-    let text = if ratios.len() >= 2 {
-        let (q1, q3) = super::http::quartiles(&ratios);
-        format!("{median:.2} ({q1:.2}–{q3:.2})")
-    } else {
-        format!("{median:.2}")
-    };
+    let ratios = super::rounds::ratios(a, b);
+    let text = super::rounds::with_quartiles(super::median(&ratios), &ratios);
     (text, ratios)
 }
 
@@ -634,11 +627,7 @@ fn idle(
     }
     let mut samples: Vec<Vec<IdleSample>> = vec![Vec::new(); variants.len()];
     for round in 0..args.rounds {
-        let mut order: Vec<usize> = (0..variants.len()).collect();
-        if round % 2 == 1 {
-            order.reverse();
-        }
-        for i in order {
+        for i in super::rounds::indices(round, variants.len()) {
             let (implementation, plain) = variants[i];
             let server = start_tls_peer(
                 implementation,
@@ -676,7 +665,7 @@ fn idle(
     let mut per_request = Vec::new();
     for (i, &(implementation, plain)) in variants.iter().enumerate() {
         let v = &samples[i];
-        let median = |f: fn(&IdleSample) -> f64| super::median(&v.iter().map(f).collect::<Vec<_>>());
+        let median = |f: fn(&IdleSample) -> f64| super::rounds::median_by(v, f);
         let per = |f: fn(&IdleSample) -> u64| -> Vec<f64> {
             v.iter()
                 .map(|s| f(s).saturating_sub(s.before) as f64 / n as f64 / 1024.0)
@@ -804,7 +793,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             }
             for path in &paths {
                 for &connections in &args.connections {
-                    let (total0, steal0) = super::http::machine_ticks()?;
+                    let ticks = super::http::machine_ticks()?;
                     let (samples, retried) = alternate(args.rounds, args.retries, |i| {
                         rt.block_on(requests_run(
                             &servers[i],
@@ -816,8 +805,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                         ))
                     })?;
                     notes.retried += retried;
-                    let (total1, steal1) = super::http::machine_ticks()?;
-                    let steal = (steal1 - steal0) as f64 / (total1 - total0).max(1) as f64;
+                    let steal = super::http::steal_since(ticks)?;
                     report_case(
                         args,
                         "requests",
@@ -849,7 +837,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                         tlsclient::client_config(&certificate.der, resume, args.verify_signatures)?,
                         tlsclient::client_config(&certificate.der, resume, args.verify_signatures)?,
                     ];
-                    let (total0, steal0) = super::http::machine_ticks()?;
+                    let ticks = super::http::machine_ticks()?;
                     let (samples, retried) = alternate(args.rounds, args.retries, |i| {
                         rt.block_on(handshakes_run(
                             &servers[i],
@@ -860,8 +848,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                         ))
                     })?;
                     notes.retried += retried;
-                    let (total1, steal1) = super::http::machine_ticks()?;
-                    let steal = (steal1 - steal0) as f64 / (total1 - total0).max(1) as f64;
+                    let steal = super::http::steal_since(ticks)?;
                     report_case(
                         args,
                         if resume { "resumed" } else { "full" },
@@ -874,7 +861,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     );
                     if resume && !args.common.json {
                         let share = |i: usize| {
-                            super::median(&samples[i].iter().map(|s| s.resumed).collect::<Vec<_>>())
+                            super::rounds::median_by(&samples[i], |s| s.resumed)
                         };
                         println!(
                             "{:<22} {:>5}  resumed: ringstream {:.1}%, hyper {:.1}% of handshakes",

@@ -83,6 +83,7 @@ scenarios! {
     Peers => peers, "peers";
 }
 
+pub mod rounds;
 pub mod servers;
 pub mod ws;
 
@@ -149,51 +150,57 @@ pub fn thread_cpu_time() -> Duration {
     thread_clock::now()
 }
 
-/// The per-thread CPU clock, on targets whose C library has
-/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
-#[cfg(any(
-    target_os = "linux",
-    target_os = "android",
-    target_vendor = "apple",
-    target_os = "freebsd",
-    target_os = "dragonfly",
-    target_os = "netbsd",
-    target_os = "openbsd",
-    target_os = "solaris",
-    target_os = "illumos",
-    target_os = "aix",
-    target_os = "haiku",
-    target_os = "hurd",
-    target_os = "nto",
-    target_os = "cygwin",
-))]
-mod thread_clock {
-    use std::time::Duration;
+/// Declares `thread_clock` twice from one list of targets: reading
+/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` on the targets listed (their C
+/// library has it), and reading zero on all others.
+macro_rules! thread_clock_on {
+    ($($target:meta),* $(,)?) => {
+        /// The per-thread CPU clock, on targets whose C library has
+        /// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
+        #[cfg(any($($target),*))]
+        mod thread_clock {
+            use std::time::Duration;
 
-    /// Whether [`now`] reads a real clock.
-    #[cfg(test)]
-    pub const AVAILABLE: bool = true;
+            /// Whether [`now`] reads a real clock.
+            #[cfg(test)]
+            pub const AVAILABLE: bool = true;
 
-    /// The calling thread's CPU time, or zero if the clock read fails.
-    pub fn now() -> Duration {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable `timespec` that outlives the
-        // call, and `clock_gettime` writes only to it.
-        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        if rc != 0 {
-            return Duration::ZERO;
+            /// The calling thread's CPU time, or zero if the clock read fails.
+            pub fn now() -> Duration {
+                let mut ts = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                // SAFETY: `ts` is a valid, writable `timespec` that outlives the
+                // call, and `clock_gettime` writes only to it.
+                let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+                if rc != 0 {
+                    return Duration::ZERO;
+                }
+                let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
+                let nanos = u32::try_from(ts.tv_nsec).unwrap_or(0);
+                Duration::new(secs, nanos)
+            }
         }
-        let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
-        let nanos = u32::try_from(ts.tv_nsec).unwrap_or(0);
-        Duration::new(secs, nanos)
-    }
+
+        /// No per-thread CPU clock on this target: the time reads zero.
+        #[cfg(not(any($($target),*)))]
+        mod thread_clock {
+            use std::time::Duration;
+
+            /// Whether [`now`] reads a real clock.
+            #[cfg(test)]
+            pub const AVAILABLE: bool = false;
+
+            /// Always zero.
+            pub fn now() -> Duration {
+                Duration::ZERO
+            }
+        }
+    };
 }
 
-/// No per-thread CPU clock on this target: the time reads zero.
-#[cfg(not(any(
+thread_clock_on!(
     target_os = "linux",
     target_os = "android",
     target_vendor = "apple",
@@ -208,19 +215,7 @@ mod thread_clock {
     target_os = "hurd",
     target_os = "nto",
     target_os = "cygwin",
-)))]
-mod thread_clock {
-    use std::time::Duration;
-
-    /// Whether [`now`] reads a real clock.
-    #[cfg(test)]
-    pub const AVAILABLE: bool = false;
-
-    /// Always zero.
-    pub fn now() -> Duration {
-        Duration::ZERO
-    }
-}
+);
 
 /// Timings of repeated runs of one variant.
 #[derive(Debug, Clone, Default)]

@@ -95,6 +95,7 @@ use anyhow::Context;
 use serde_json::json;
 
 use super::servers::{start_hyper, start_program, start_ringstream_with, ServerProcess};
+use super::rounds::ratios;
 use super::ws;
 use crate::loadgen::{self, Load};
 use crate::report::Row;
@@ -613,11 +614,6 @@ struct RequestCase {
     depth: usize,
 }
 
-/// Per-round ratios `a[r] / b[r]`.
-fn ratios(a: &[f64], b: &[f64]) -> Vec<f64> {
-    a.iter().zip(b).map(|(a, b)| a / b).collect()
-}
-
 /// Notes gathered for the closing lines.
 #[derive(Debug, Default)]
 struct Notes {
@@ -637,7 +633,7 @@ fn bound(
     place: &Placement,
     notes: &mut Notes,
 ) -> &'static str {
-    let median = |f: fn(&Sample) -> f64| super::median(&samples.iter().map(f).collect::<Vec<_>>());
+    let median = |f: fn(&Sample) -> f64| super::rounds::median_by(samples, f);
     let client_bound = samples.iter().filter(|s| s.client_bound(place)).count();
     let cores_saturated = samples.iter().filter(|s| s.cores_saturated(place)).count();
     if client_bound > 0 {
@@ -686,11 +682,7 @@ fn request_case(
     };
     let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); servers.len()];
     for round in 0..args.rounds {
-        let mut order: Vec<usize> = (0..servers.len()).collect();
-        if round % 2 == 1 {
-            order.reverse();
-        }
-        for i in order {
+        for i in super::rounds::indices(round, servers.len()) {
             let process = &servers[i].1;
             let mut sample = measure(process, &load(process.addr), args, place)?;
             for _ in 0..args.retries {
@@ -843,11 +835,7 @@ fn idle(
         let n = n.max(1);
         let mut samples: Vec<Vec<IdleSample>> = vec![Vec::new(); servers.len()];
         for round in 0..args.rounds {
-            let mut order: Vec<usize> = (0..servers.len()).collect();
-            if round % 2 == 1 {
-                order.reverse();
-            }
-            for i in order {
+            for i in super::rounds::indices(round, servers.len()) {
                 let server = launcher.start(servers[i])?;
                 let addr = server.addr;
                 // One request first, so that what the first connection
@@ -887,7 +875,7 @@ fn idle(
         for (i, server) in servers.iter().enumerate() {
             let v = &samples[i];
             let median_of = |f: fn(&IdleSample) -> u64| {
-                super::median(&v.iter().map(|s| f(s) as f64).collect::<Vec<_>>())
+                super::rounds::median_by(v, |s| f(s) as f64)
             };
             let per_conn = per(v);
             let round_ratios = reference.map(|r| ratios(&per_conn, &per(&samples[r])));
@@ -1120,13 +1108,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 /// and memory per idle connection at each count, one panel each, the
 /// servers in the order measured.
 fn chart(rows: &[Row], workers: usize) -> crate::bars::BarChart {
-    let text = |row: &Row, key: &str| {
-        row.extra
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default()
-    };
+    let text = |row: &Row, key: &str| row.extra_value(key).cloned().unwrap_or_default();
     let number = |row: &Row, key: &str| text(row, key).as_f64().unwrap_or(f64::NAN);
     let mut panels: Vec<crate::bars::Panel> = Vec::new();
     for row in rows {
@@ -1303,10 +1285,5 @@ mod tests {
         let one = Placement::new(&args(&[]), 1, 2);
         assert!(!sample.client_bound(&one));
         assert!(!sample.cores_saturated(&one));
-    }
-
-    #[test]
-    fn per_round_ratios() {
-        assert_eq!(ratios(&[2.0, 3.0], &[1.0, 2.0]), [2.0, 1.5]);
     }
 }

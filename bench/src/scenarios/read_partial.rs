@@ -254,15 +254,6 @@ fn measure(
     }
     let seconds = samples.median_total();
     Ok(Row {
-        scenario: NAME.into(),
-        variant: name.into(),
-        bytes: size,
-        seconds,
-        drain_seconds: None,
-        allocations: counted.allocations,
-        reallocations: counted.reallocations,
-        bytes_allocated: counted.bytes_allocated,
-        peak_heap_bytes: counted.peak_above_baseline(),
         extra: vec![
             ("runs".into(), json!(samples.total.len())),
             (
@@ -270,15 +261,9 @@ fn measure(
                 json!(counted.live_above_baseline()),
             ),
             ("block_size".into(), json!(block)),
-            (
-                "gbps".into(),
-                json!(if seconds > 0.0 {
-                    size as f64 / seconds / 1e9
-                } else {
-                    0.0
-                }),
-            ),
+            ("gbps".into(), json!(report::gbps(size, seconds))),
         ],
+        ..Row::counted(NAME, name, size, seconds, &counted)
     })
 }
 
@@ -295,22 +280,16 @@ fn print_table(rows: &[Row]) {
     ];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     for row in rows {
-        let extra = |key: &str| {
-            row.extra
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default()
-        };
+        let live_after = row.extra_value("live_heap_after").cloned();
         table.push(vec![
             row.variant.clone(),
             row.bytes.to_string(),
             report::format_seconds(row.seconds),
-            format!("{:.2}", extra("gbps").as_f64().unwrap_or(0.0)),
+            format!("{:.2}", row.extra_f64("gbps").unwrap_or(0.0)),
             row.allocations.to_string(),
             row.bytes_allocated.to_string(),
             row.peak_heap_bytes.to_string(),
-            extra("live_heap_after").to_string(),
+            live_after.unwrap_or_default().to_string(),
         ]);
     }
     crate::report::print_grid(&table);
@@ -323,10 +302,8 @@ fn check_targets(rows: &[Row], block: usize) -> Vec<String> {
     let mut verdicts = Vec::new();
     for row in rows.iter().filter(|r| r.variant == "ringstream") {
         let live = row
-            .extra
-            .iter()
-            .find(|(k, _)| k == "live_heap_after")
-            .and_then(|(_, v)| v.as_i64())
+            .extra_value("live_heap_after")
+            .and_then(|v| v.as_i64())
             .unwrap_or(i64::MAX);
         let checks = [
             (

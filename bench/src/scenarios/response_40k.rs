@@ -273,15 +273,7 @@ const WARM_UP: Duration = Duration::from_millis(200);
 fn row(v: &Variant, size: usize, counted: &crate::alloc::Snapshot, samples: &Samples, cpu: &[f64]) -> Row {
     let drain = samples.median_phase();
     Row {
-        scenario: NAME.into(),
-        variant: v.name.into(),
-        bytes: size,
-        seconds: samples.median_total(),
         drain_seconds: Some(drain),
-        allocations: counted.allocations,
-        reallocations: counted.reallocations,
-        bytes_allocated: counted.bytes_allocated,
-        peak_heap_bytes: counted.peak_above_baseline(),
         extra: vec![
             ("runs".into(), json!(samples.total.len())),
             ("min_seconds".into(), json!(samples.min_total())),
@@ -290,15 +282,9 @@ fn row(v: &Variant, size: usize, counted: &crate::alloc::Snapshot, samples: &Sam
                 "live_heap_after".into(),
                 json!(counted.live_above_baseline()),
             ),
-            (
-                "drain_gbps".into(),
-                json!(if drain > 0.0 {
-                    size as f64 / drain / 1e9
-                } else {
-                    0.0
-                }),
-            ),
+            ("drain_gbps".into(), json!(report::gbps(size, drain))),
         ],
+        ..Row::counted(NAME, v.name, size, samples.median_total(), counted)
     }
 }
 
@@ -447,8 +433,8 @@ fn summarise(rows: &[Row]) {
             _ => "-".into(),
         };
         let cpu = match (
-            extra_f64(ring, "cpu_seconds"),
-            extra_f64(other, "cpu_seconds"),
+            ring.extra_f64("cpu_seconds"),
+            other.extra_f64("cpu_seconds"),
         ) {
             (Some(a), Some(b)) if a > 0.0 => report::format_ratio(b / a),
             _ => "-".into(),
@@ -466,14 +452,6 @@ fn summarise(rows: &[Row]) {
     }
 }
 
-/// An extra numeric key of a row.
-fn extra_f64(row: &Row, key: &str) -> Option<f64> {
-    row.extra
-        .iter()
-        .find(|(k, _)| k == key)
-        .and_then(|(_, v)| v.as_f64())
-}
-
 /// Prints how `ring`'s time scales over the sweep, by wall-clock median,
 /// fastest run and thread CPU time.
 fn summarise_sweep(rows: &[Row], common: &Common) {
@@ -484,7 +462,7 @@ fn summarise_sweep(rows: &[Row], common: &Common) {
         find(rows, "ring", 40 * 1024),
         find(rows, "ring", 4 * 1024 * 1024),
     ) {
-        let ratio = |key: &str| match (extra_f64(b, key), extra_f64(a, key)) {
+        let ratio = |key: &str| match (b.extra_f64(key), a.extra_f64(key)) {
             (Some(x), Some(y)) if y > 0.0 => report::format_ratio(x / y),
             _ => "-".into(),
         };

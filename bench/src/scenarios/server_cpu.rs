@@ -104,8 +104,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             let mut cpu: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
             let mut allocs: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
             for round in 0..args.rounds {
-                let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-                for i in order {
+                for i in super::rounds::indices(round, 2) {
                     let client = &mut clients[i];
                     alloc::reset();
                     let t0 = thread_cpu_time();

@@ -238,21 +238,6 @@ fn run_once(v: Variant, size: usize, block: usize, placement: Placement) -> anyh
     })
 }
 
-fn gbps(bytes: usize, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        bytes as f64 / seconds / 1e9
-    } else {
-        0.0
-    }
-}
-
-fn extra_f64(row: &Row, key: &str) -> Option<f64> {
-    row.extra
-        .iter()
-        .find(|(k, _)| k == key)
-        .and_then(|(_, v)| v.as_f64())
-}
-
 fn print_table(rows: &[Row]) {
     let header = [
         "variant",
@@ -269,7 +254,7 @@ fn print_table(rows: &[Row]) {
         "peak heap",
     ];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
-    let block_of = |row: &Row| extra_f64(row, "block_size").unwrap_or(0.0) as usize;
+    let block_of = |row: &Row| row.extra_f64("block_size").unwrap_or(0.0) as usize;
     for row in rows {
         let reference = |name: &str| {
             rows.iter()
@@ -280,7 +265,7 @@ fn print_table(rows: &[Row]) {
                 .map(|r| format!("{:.2}", r.seconds / row.seconds))
                 .unwrap_or_default()
         };
-        let cpu = |r: &Row| extra_f64(r, "reader_cpu_seconds");
+        let cpu = |r: &Row| r.extra_f64("reader_cpu_seconds");
         let cpu_ratio = |name: &str| {
             reference(name)
                 .and_then(|r| Some(cpu(r)? / cpu(row)?))
@@ -292,7 +277,7 @@ fn print_table(rows: &[Row]) {
             report::format_bytes(block_of(row) as f64),
             row.bytes.to_string(),
             report::format_seconds(row.seconds),
-            format!("{:.2}", gbps(row.bytes, row.seconds)),
+            format!("{:.2}", report::gbps(row.bytes, row.seconds)),
             ratio("raw-read"),
             ratio("bufreader"),
             cpu(row).map(report::format_seconds).unwrap_or_default(),
@@ -405,29 +390,21 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             let reader_cpu_seconds = median(&reader_cpu);
             let counted = counted.unwrap_or_default();
             Row {
-                scenario: NAME.into(),
-                variant: name.into(),
-                bytes: size,
-                seconds,
-                drain_seconds: None,
-                allocations: counted.allocations,
-                reallocations: counted.reallocations,
-                bytes_allocated: counted.bytes_allocated,
-                peak_heap_bytes: counted.peak_above_baseline(),
                 extra: vec![
                     ("runs".into(), json!(times.len())),
                     (
                         "live_heap_after".into(),
                         json!(counted.live_above_baseline()),
                     ),
-                    ("gbps".into(), json!(gbps(size, seconds))),
+                    ("gbps".into(), json!(report::gbps(size, seconds))),
                     ("block_size".into(), json!(block)),
                     ("reader_cpu_seconds".into(), json!(reader_cpu_seconds)),
-                    ("reader_cpu_gbps".into(), json!(gbps(size, reader_cpu_seconds))),
+                    ("reader_cpu_gbps".into(), json!(report::gbps(size, reader_cpu_seconds))),
                     ("writer_cpu_seconds".into(), json!(median(&writer_cpu))),
                     ("seconds_all".into(), json!(wall)),
                     ("reader_cpu_seconds_all".into(), json!(reader_cpu)),
                 ],
+                ..Row::counted(NAME, name, size, seconds, &counted)
             }
         })
         .collect();

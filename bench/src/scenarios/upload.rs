@@ -111,8 +111,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let mut growth = [0u64, 0u64];
         // A/B then B/A, so that neither server always runs first.
         for round in 0..args.rounds {
-            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-            for i in order {
+            for i in super::rounds::indices(round, 2) {
                 let server = &servers[i];
                 let before = server.rss()?;
                 server.reset_peak()?;

@@ -589,11 +589,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut samples: Vec<(&'static str, Vec<Sample>)> = Vec::new();
     let mut retried = 0usize;
     for round in 0..args.rounds {
-        let mut order = kinds.clone();
-        if round % 2 == 1 {
-            order.reverse();
-        }
-        for kind in order {
+        for kind in super::rounds::alternated(round, &kinds) {
             let with_counters = kind == ws::WsServer::Ringstream;
             let mut tries = 0;
             let (name, sample) = loop {
@@ -676,7 +672,7 @@ fn report(args: &Args, size: usize, samples: &[(&'static str, Vec<Sample>)]) {
                 .collect()
         });
         let ratio = ratios.as_deref().map(super::median);
-        let median = |f: &dyn Fn(&Sample) -> f64| super::median(&v.iter().map(f).collect::<Vec<_>>());
+        let median = |f: &dyn Fn(&Sample) -> f64| super::rounds::median_by(v, f);
         let sent = median(&|s| s.sent_per_second);
         let delivered = median(&|s| s.delivered_per_second);
         let p50 = median(&|s| s.latencies.quantile(0.5) as f64);
@@ -694,7 +690,7 @@ fn report(args: &Args, size: usize, samples: &[(&'static str, Vec<Sample>)]) {
         let counter = |f: fn(&Counters) -> u64| -> Option<f64> {
             counters
                 .as_ref()
-                .map(|c| super::median(&c.iter().map(|c| f(c) as f64).collect::<Vec<_>>()))
+                .map(|c| super::rounds::median_by(c, |c| f(c) as f64))
         };
         let dropped = counter(|c| c.dropped);
         let dropped_in_window = counter(|c| c.dropped_in_window);

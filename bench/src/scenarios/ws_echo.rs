@@ -218,13 +218,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let payload = Arc::new(wsclient::payload(size));
         for &connections in &args.connections {
             let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); servers.len()];
-            let (total0, steal0) = super::http::machine_ticks()?;
+            let ticks = super::http::machine_ticks()?;
             for round in 0..args.rounds {
-                let mut order: Vec<usize> = (0..servers.len()).collect();
-                if round % 2 == 1 {
-                    order.reverse();
-                }
-                for i in order {
+                for i in super::rounds::indices(round, servers.len()) {
                     let run = || {
                         rt.block_on(echo_run(
                             &servers[i],
@@ -247,8 +243,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     samples[i].push(sample);
                 }
             }
-            let (total1, steal1) = super::http::machine_ticks()?;
-            let steal = (steal1 - steal0) as f64 / (total1 - total0).max(1) as f64;
+            let steal = super::http::steal_since(ticks)?;
             for (i, server) in servers.iter().enumerate() {
                 let field = |f: fn(&Sample) -> f64| -> Vec<f64> { samples[i].iter().map(f).collect() };
                 let rate = field(|s| s.messages_per_second);
@@ -325,11 +320,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 });
                 if !args.common.json {
                     let ratio = match (ratio, ratios.as_deref()) {
-                        (Some(m), Some(v)) if v.len() >= 2 => {
-                            let (q1, q3) = super::http::quartiles(v);
-                            format!("{m:.2} ({q1:.2}–{q3:.2})")
-                        }
-                        (Some(m), _) => format!("{m:.2}"),
+                        (Some(m), Some(v)) => super::rounds::with_quartiles(m, v),
                         _ => "-".into(),
                     };
                     println!(

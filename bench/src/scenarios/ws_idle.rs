@@ -57,11 +57,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut kinds = args.servers.servers.clone();
     let mut samples: Vec<(&'static str, Vec<Sample>)> = Vec::new();
     for round in 0..args.rounds {
-        let mut order = kinds.clone();
-        if round % 2 == 1 {
-            order.reverse();
-        }
-        for kind in order {
+        for kind in super::rounds::alternated(round, &kinds) {
             let Some(server) = ws::start_checked(kind, &args.servers, args.connections, &rt)? else {
                 // Skipped, with a note: not in later rounds either.
                 kinds.retain(|k| *k != kind);
@@ -130,7 +126,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let n = args.connections.max(1) as f64;
     let mut rows = Vec::new();
     for (name, v) in &samples {
-        let median = |f: fn(&Sample) -> f64| super::median(&v.iter().map(f).collect::<Vec<_>>());
+        let median = |f: fn(&Sample) -> f64| super::rounds::median_by(v, f);
         let before = median(|s| s.before as f64);
         let upgraded = median(|s| s.upgraded as f64);
         let echoed = median(|s| s.echoed as f64);

@@ -240,20 +240,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 let _ = stopping.wait_for(|stop| *stop).await;
             }
         };
-        let scheme = if https.is_some() { "https" } else { "http" };
-        tracing::info!("ringstream listening on {scheme}://{addr}");
-        println!("ringstream listening on {scheme}://{addr}");
+        announce_listening(https.is_some(), addr);
         let redirecting = match redirect {
             Some(redirect) => {
-                let from = redirect.local_addr()?;
-                tracing::info!(
-                    "redirecting http://{from} to https:// on port {}",
-                    addr.port()
-                );
-                println!(
-                    "ringstream redirecting http://{from} to port {}",
-                    addr.port()
-                );
+                announce_redirect(redirect.local_addr()?, addr);
                 Some(
                     redirect
                         .serve(RedirectToHttps::new(addr.port()))
@@ -287,6 +277,22 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+/// Says where the server listens, on stdout and in the log.
+fn announce_listening(https: bool, addr: std::net::SocketAddr) {
+    let scheme = if https { "https" } else { "http" };
+    tracing::info!("ringstream listening on {scheme}://{addr}");
+    println!("ringstream listening on {scheme}://{addr}");
+}
+
+/// Says that plain HTTP on `from` is redirected to HTTPS on `to`'s port.
+fn announce_redirect(from: std::net::SocketAddr, to: std::net::SocketAddr) {
+    tracing::info!(
+        "redirecting http://{from} to https:// on port {}",
+        to.port()
+    );
+    println!("ringstream redirecting http://{from} to port {}", to.port());
 }
 
 /// The limits and timeouts the arguments ask for.

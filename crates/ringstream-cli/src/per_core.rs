@@ -168,15 +168,7 @@ async fn run(
         let Some(redirect) = redirect else {
             return Ok(());
         };
-        let from = redirect.local_addr()?;
-        tracing::info!(
-            "redirecting http://{from} to https:// on port {}",
-            addr.port()
-        );
-        println!(
-            "ringstream redirecting http://{from} to port {}",
-            addr.port()
-        );
+        super::announce_redirect(redirect.local_addr()?, addr);
         let mut stopping = stopping.clone();
         let mut forced = forced.clone();
         let serving = redirect

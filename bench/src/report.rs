@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Map, Value};
 
 /// One measured variant of one scenario.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Row {
     /// Scenario name, as on the command line.
     pub scenario: String,

@@ -220,11 +220,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     variant: server.name.into(),
                     bytes: 0,
                     seconds: 1.0 / medians[i],
-                    drain_seconds: None,
-                    allocations: 0,
-                    reallocations: 0,
-                    bytes_allocated: 0,
-                    peak_heap_bytes: 0,
                     extra: vec![
                         ("path".into(), json!(path)),
                         ("connections".into(), json!(connections)),
@@ -244,6 +239,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                         ("cpu_round_ratios".into(), json!(cpu_ratios)),
                         ("steal_share".into(), json!(steal)),
                     ],
+                    ..Row::default()
                 });
             }
             if !args.common.json {

@@ -492,11 +492,6 @@ fn report_case(
             variant: server.name().into(),
             bytes: 0,
             seconds: 1.0 / super::median(&rate[i]),
-            drain_seconds: None,
-            allocations: 0,
-            reallocations: 0,
-            bytes_allocated: 0,
-            peak_heap_bytes: 0,
             extra: vec![
                 ("case".into(), json!(scenario_case)),
                 ("label".into(), json!(label)),
@@ -524,6 +519,7 @@ fn report_case(
                 ),
                 ("steal_share".into(), json!(steal)),
             ],
+            ..Row::default()
         });
     }
     if !args.common.json {
@@ -680,11 +676,6 @@ fn idle(
             variant: implementation.name().into(),
             bytes: 0,
             seconds: 0.0,
-            drain_seconds: None,
-            allocations: 0,
-            reallocations: 0,
-            bytes_allocated: 0,
-            peak_heap_bytes: 0,
             extra: vec![
                 ("case".into(), json!("idle")),
                 ("transport".into(), json!(transport)),
@@ -709,6 +700,7 @@ fn idle(
                 ("connected_samples".into(), json!(per_connected)),
                 ("requested_samples".into(), json!(per_requested)),
             ],
+            ..Row::default()
         });
         if !args.common.json {
             println!(

@@ -764,11 +764,6 @@ fn request_case(
             variant: server.name().into(),
             bytes: case.size as usize,
             seconds: 1.0 / median(&rate),
-            drain_seconds: None,
-            allocations: 0,
-            reallocations: 0,
-            bytes_allocated: 0,
-            peak_heap_bytes: 0,
             extra: vec![
                 ("case".into(), json!(format!("{:?}", case.case).to_lowercase())),
                 ("path".into(), json!(format!("/bytes/{}", case.size))),
@@ -794,6 +789,7 @@ fn request_case(
                 ("busy_threads".into(), json!(names)),
                 ("threads".into(), json!(threads)),
             ],
+            ..Row::default()
         });
     }
     if !args.common.json {
@@ -893,11 +889,6 @@ fn idle(
                 variant: server.name().into(),
                 bytes: SMALL as usize,
                 seconds: 0.0,
-                drain_seconds: None,
-                allocations: 0,
-                reallocations: 0,
-                bytes_allocated: 0,
-                peak_heap_bytes: 0,
                 extra: vec![
                     ("case".into(), json!("idle")),
                     ("connections".into(), json!(n)),
@@ -912,6 +903,7 @@ fn idle(
                     ("ratio_to_ringstream".into(), json!(ratio)),
                     ("round_ratios".into(), json!(round_ratios)),
                 ],
+                ..Row::default()
             });
         }
         if !args.common.json {
@@ -1179,17 +1171,13 @@ mod tests {
             variant: server.into(),
             bytes: 13,
             seconds: 0.0,
-            drain_seconds: None,
-            allocations: 0,
-            reallocations: 0,
-            bytes_allocated: 0,
-            peak_heap_bytes: 0,
             extra: vec![
                 ("case".into(), json!("small")),
                 ("connections".into(), json!(64)),
                 ("depth".into(), json!(16)),
                 ("server_cpu_ns_per_request".into(), json!(cpu_ns)),
             ],
+            ..Row::default()
         };
         let idle = |server: &str, bytes: f64| Row {
             extra: vec![

@@ -134,11 +134,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 variant: format!("{}-{framing}", server.name),
                 bytes: size as usize,
                 seconds: medians[i],
-                drain_seconds: None,
-                allocations: 0,
-                reallocations: 0,
-                bytes_allocated: 0,
-                peak_heap_bytes: 0,
                 extra: vec![
                     ("gbps".into(), json!(gbps[i])),
                     ("rss_growth_bytes".into(), json!(growth[i])),
@@ -149,6 +144,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                         json!(cpu_medians[1] / cpu_medians[i]),
                     ),
                 ],
+                ..Row::default()
             });
             if !args.common.json {
                 println!(

@@ -700,11 +700,6 @@ fn report(args: &Args, size: usize, samples: &[(&'static str, Vec<Sample>)]) {
             variant: (*name).into(),
             bytes: size,
             seconds: 1.0 / delivered,
-            drain_seconds: None,
-            allocations: 0,
-            reallocations: 0,
-            bytes_allocated: 0,
-            peak_heap_bytes: 0,
             extra: vec![
                 ("connections".into(), json!(args.connections)),
                 ("stalled".into(), json!(args.stalled)),
@@ -734,6 +729,7 @@ fn report(args: &Args, size: usize, samples: &[(&'static str, Vec<Sample>)]) {
                 ),
                 ("broadcast_sent_total".into(), json!(counter(|c| c.sent))),
             ],
+            ..Row::default()
         });
         if !args.common.json {
             let count = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));

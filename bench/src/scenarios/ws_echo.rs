@@ -296,11 +296,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     variant: server.name.into(),
                     bytes: size,
                     seconds: 1.0 / super::median(&rate),
-                    drain_seconds: None,
-                    allocations: 0,
-                    reallocations: 0,
-                    bytes_allocated: 0,
-                    peak_heap_bytes: 0,
                     extra: vec![
                         ("connections".into(), json!(connections)),
                         ("messages_per_second".into(), json!(super::median(&rate))),
@@ -317,6 +312,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                         ("bound".into(), json!(bound)),
                         ("steal_share".into(), json!(steal)),
                     ],
+                    ..Row::default()
                 });
                 if !args.common.json {
                     let ratio = match (ratio, ratios.as_deref()) {

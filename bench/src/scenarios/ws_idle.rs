@@ -144,11 +144,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             variant: (*name).into(),
             bytes: 0,
             seconds: 0.0,
-            drain_seconds: None,
-            allocations: 0,
-            reallocations: 0,
-            bytes_allocated: 0,
-            peak_heap_bytes: 0,
             extra: vec![
                 ("connections".into(), json!(args.connections)),
                 ("rss_before_bytes".into(), json!(before)),
@@ -159,6 +154,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 ("upgraded_samples".into(), json!(per_upgraded)),
                 ("echoed_samples".into(), json!(per_echoed)),
             ],
+            ..Row::default()
         });
         if !args.common.json {
             println!(

@@ -201,14 +201,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         if let Some(https) = &https {
             server = server.tls(https.config.clone());
         }
-        let redirect = match args.redirect_http {
-            Some(addr) => Some(
-                Server::bind(addr)
-                    .await
-                    .with_context(|| format!("binding --redirect-http {addr}"))?,
-            ),
-            None => None,
-        };
+        let redirect = bind_redirect(&args).await?;
         let config = config(&args);
         let app = demo_app(&args, server.metrics())?;
         app.spawn_ticker();
@@ -277,6 +270,17 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+/// The `--redirect-http` listener, if one is asked for.
+async fn bind_redirect(args: &ServeArgs) -> anyhow::Result<Option<Server>> {
+    let Some(addr) = args.redirect_http else {
+        return Ok(None);
+    };
+    let server = Server::bind(addr)
+        .await
+        .with_context(|| format!("binding --redirect-http {addr}"))?;
+    Ok(Some(server))
 }
 
 /// Says where the server listens, on stdout and in the log.

@@ -82,14 +82,7 @@ async fn run(
     let metrics = Arc::new(Metrics::default());
     let app = demo_app(args, metrics.clone())?;
     let config = config(args);
-    let redirect = match args.redirect_http {
-        Some(addr) => Some(
-            Server::bind(addr)
-                .await
-                .with_context(|| format!("binding --redirect-http {addr}"))?,
-        ),
-        None => None,
-    };
+    let redirect = super::bind_redirect(args).await?;
     let (stop, stopping) = watch::channel(false);
     let (force, forced) = watch::channel(false);
     let (ended, mut ends) = mpsc::unbounded_channel();

@@ -128,8 +128,88 @@ fn head_204_and_304_send_no_body() {
 
     let mut e = exchange(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
     let (head, encoder) = head_of(&mut e, 304, &[], Some(40));
-    assert!(head.ends_with("content-length: 40\r\n\r\n"), "{head}");
+    assert!(!head.contains("content-length"), "{head}");
     assert!(!encoder.sends_body());
+}
+
+/// The `Content-Length` of a head without a body: what `head_of` wrote, or
+/// `None`; and no `transfer-encoding` ever.
+fn advertised(
+    wire: &[u8],
+    status: u16,
+    fields: &[(&[u8], &[u8])],
+    body: Option<u64>,
+) -> Option<String> {
+    let mut e = exchange(wire);
+    let (head, encoder) = head_of(&mut e, status, fields, body);
+    assert!(!encoder.sends_body(), "{head}");
+    assert!(!head.contains("transfer-encoding"), "{head}");
+    assert!(head.matches("content-length").count() <= 1, "{head}");
+    assert_eq!(e.after_response(true, 0), Next::KeepAlive, "{head}");
+    head.split("\r\n")
+        .find_map(|line| line.strip_prefix("content-length: "))
+        .map(str::to_owned)
+}
+
+/// RFC 9110 §9.3.2 and §8.6: a `HEAD` response's `Content-Length` is the
+/// one `GET` would send, or none. A framework that answers `HEAD` with its
+/// `GET` handler sets the `GET` length as a field and empties the body:
+/// the field is kept, the empty body's size never replaces it, and where
+/// `GET` would be chunked (no field, a body of unknown size) none is made
+/// up.
+#[test]
+fn head_advertises_what_get_would_send() {
+    const HEAD: &[u8] = b"HEAD /a HTTP/1.1\r\nHost: a\r\n\r\n";
+    let cl13: &[(&[u8], &[u8])] = &[(b"content-length", b"13")];
+    let cl0: &[(&[u8], &[u8])] = &[(b"Content-Length", b"0")];
+    let chunked: &[(&[u8], &[u8])] = &[(b"transfer-encoding", b"chunked")];
+    // The handler's field over an emptied body (axum's HEAD).
+    assert_eq!(advertised(HEAD, 200, cl13, Some(0)).as_deref(), Some("13"));
+    // The handler's field over a body of unknown size.
+    assert_eq!(advertised(HEAD, 200, cl13, None).as_deref(), Some("13"));
+    // The handler's field is the handler's word, even beside a body.
+    assert_eq!(advertised(HEAD, 200, cl13, Some(20)).as_deref(), Some("13"));
+    // A `GET` of an empty representation: its field `0` is true.
+    assert_eq!(advertised(HEAD, 200, cl0, Some(0)).as_deref(), Some("0"));
+    // A service that returned the whole `GET` body: its size.
+    assert_eq!(advertised(HEAD, 200, &[], Some(40)).as_deref(), Some("40"));
+    // An empty body without a field: nothing is made up.
+    assert_eq!(advertised(HEAD, 200, &[], Some(0)), None);
+    // `GET` would be chunked: neither a length nor `transfer-encoding`.
+    assert_eq!(advertised(HEAD, 200, &[], None), None);
+    assert_eq!(advertised(HEAD, 200, chunked, None), None);
+    assert_eq!(advertised(HEAD, 200, chunked, Some(0)), None);
+    // The same rules for other statuses with a body on `GET`.
+    assert_eq!(advertised(HEAD, 404, cl13, Some(0)).as_deref(), Some("13"));
+    assert_eq!(advertised(HEAD, 206, &[], Some(0)), None);
+    // HTTP/1.0 alike (kept alive when asked).
+    let head10 = b"HEAD /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
+    assert_eq!(
+        advertised(head10, 200, cl13, Some(0)).as_deref(),
+        Some("13")
+    );
+    assert_eq!(advertised(head10, 200, &[], None), None);
+}
+
+/// RFC 9110 §15.4.5 and §8.6: a `304` may carry the `Content-Length` a
+/// `200` would have had, and nothing else. Its own (empty) body's size is
+/// not that, nor is a field `0`, which is what a framework writes for the
+/// empty body of the `304` itself.
+#[test]
+fn not_modified_advertises_only_a_representation_length() {
+    const GET: &[u8] = b"GET /a HTTP/1.1\r\nHost: a\r\nIf-None-Match: \"x\"\r\n\r\n";
+    let cl13: &[(&[u8], &[u8])] = &[(b"content-length", b"13")];
+    let cl0: &[(&[u8], &[u8])] = &[(b"content-length", b"0")];
+    assert_eq!(advertised(GET, 304, &[], Some(0)), None);
+    assert_eq!(advertised(GET, 304, &[], None), None);
+    assert_eq!(advertised(GET, 304, &[], Some(40)), None);
+    assert_eq!(advertised(GET, 304, cl0, Some(0)), None);
+    assert_eq!(advertised(GET, 304, cl13, Some(0)).as_deref(), Some("13"));
+    assert_eq!(advertised(GET, 304, cl13, None).as_deref(), Some("13"));
+    // A `HEAD` answered `304` follows the `304` rule.
+    let head = b"HEAD /a HTTP/1.1\r\nHost: a\r\n\r\n";
+    assert_eq!(advertised(head, 304, cl0, Some(0)), None);
+    assert_eq!(advertised(head, 304, cl13, Some(0)).as_deref(), Some("13"));
 }
 
 #[test]

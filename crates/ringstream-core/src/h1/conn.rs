@@ -295,7 +295,12 @@ impl Exchange {
     ///
     /// The framing (RFC 9112 §6.3) is decided from the status, the request
     /// method and version, and the body length: `body_length` when the body
-    /// knows it, else a valid `Content-Length` among `fields`. The head
+    /// knows it, else a valid `Content-Length` among `fields`. A response
+    /// without a body (to `HEAD`, a `304`) advertises only the length a
+    /// `GET` would have had: the service's `Content-Length` first (on a
+    /// `304`, when it is not `0`), on `HEAD` a non-empty `body_length`,
+    /// otherwise none — never one made up from an emptied body, and never
+    /// `transfer-encoding` (RFC 9110 §8.6, §9.3.2, §15.4.5). The head
     /// writer owns the framing and connection fields: `Content-Length`,
     /// `Transfer-Encoding` and `Connection` among `fields` are not copied, a
     /// `Connection: close` among them closes the connection, and the head
@@ -334,12 +339,12 @@ impl Exchange {
         let switching = head.status == 101;
         write_head_with(out, head, fields, |seen| {
             keep_alive &= !seen.close && !switching;
-            let f = super::response_framing(
-                is_head,
-                head.status,
-                version,
-                body_length.or(seen.content_length),
-            );
+            let length = if is_head || head.status == 304 {
+                length_without_body(head.status, seen.content_length, body_length)
+            } else {
+                body_length.or(seen.content_length)
+            };
+            let f = super::response_framing(is_head, head.status, version, length);
             keep_alive &= !f.requires_close();
             framing = Some(f);
             // A response that lists `upgrade` among its `Connection`
@@ -379,6 +384,37 @@ impl Exchange {
         } else {
             Next::Drain { limit: drain_limit }
         }
+    }
+}
+
+/// The `Content-Length` a response that carries no body — one to `HEAD`,
+/// or a `304` — advertises: the length a `200` to `GET` would have had, or
+/// none (RFC 9110 §8.6, §9.3.2, §15.4.5). `field` is the first valid
+/// `Content-Length` among the service's fields, `body` the exact size of the
+/// body it returned (which the server does not send).
+///
+/// - The service's own field says it: a framework answering `HEAD` with
+///   its `GET` handler sets the `GET` body's length there and empties the
+///   body.
+/// - On `HEAD` a body of known, non-zero size says it too: the service made
+///   the `GET` body.
+/// - An empty body says nothing (it is the emptied `GET` body, or a body
+///   made for `HEAD`), and a body of unknown size says nothing either
+///   (`GET` would be chunked): no length is invented.
+/// - A `304` never takes its own body's size, and its field only when it is
+///   not `0`: `0` is what a framework writes for the empty body of the
+///   `304` itself, not the size of the representation.
+const fn length_without_body(status: u16, field: Option<u64>, body: Option<u64>) -> Option<u64> {
+    if status == 304 {
+        return match field {
+            Some(0) | None => None,
+            Some(n) => Some(n),
+        };
+    }
+    match (field, body) {
+        (Some(n), _) => Some(n),
+        (None, Some(0) | None) => None,
+        (None, Some(n)) => Some(n),
     }
 }
 

@@ -8,11 +8,18 @@
 //!   the request body with `read_partial`, `gets`, `read_until_exclusive`,
 //!   `read_exactly` and the trailers, each read handing over `Bytes`
 //!   without a copy, under axum's `DefaultBodyLimit`.
-//! - Every request over TCP carries `ConnectInfo<SocketAddr>`, so the
-//!   `ConnectInfo` extractor works without
-//!   `into_make_service_with_connect_info` (ringstream's own
-//!   [`ConnectionInfo`](crate::server::ConnectionInfo) is there as well, for
-//!   every transport).
+//! - [`serve`](crate::server::serve) takes what `axum::serve` takes: the
+//!   `Router`, `router.into_make_service()`, or
+//!   `router.into_make_service_with_connect_info::<C>()`, whose `C` is made
+//!   for each connection from its
+//!   [`ConnectionInfo`](crate::server::ConnectionInfo): `SocketAddr`,
+//!   `ConnectionInfo` and [`Addr`](crate::server::Addr) are ready to use,
+//!   and a type of the application's own implements
+//!   `Connected<&ConnectionInfo>` (see [`MakeServiceFuture`]).
+//! - Every request over TCP also carries `ConnectInfo<SocketAddr>`, so the
+//!   `ConnectInfo` extractor works with the plain `Router` too (with
+//!   [`Config::connection_info`](crate::server::Config::connection_info),
+//!   on by default).
 //!
 //! # Examples
 //!
@@ -50,12 +57,140 @@
 //! # let _ = app;
 //! ```
 
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
 use axum::body::Body as AxumBody;
+use axum::extract::connect_info::{Connected, IntoMakeServiceWithConnectInfo};
 use axum::extract::FromRequest;
 use axum::response::{IntoResponse, Response};
+use tower_service::Service;
 
+use crate::server::{Addr, ConnectionInfo, IntoMakeService, MakeService};
 use crate::sse::EventStream;
 use crate::{Error, Incoming, ResponseStream};
+
+/// The [`MakeService`] of axum's make-services,
+/// `router.into_make_service()` and
+/// `router.into_make_service_with_connect_info::<C>()`: each connection's
+/// service is what the make-service answers for the connection's
+/// [`ConnectionInfo`].
+///
+/// Both answer at once (their futures are ready when made), so the service
+/// is made as the connection is accepted; a make-service that is not
+/// ready, or fails, closes that connection unserved.
+///
+/// A connect-info type of the application's own implements
+/// `Connected<&ConnectionInfo>`:
+///
+/// ```
+/// use axum::extract::connect_info::Connected;
+/// use axum::extract::ConnectInfo;
+/// use axum::routing::get;
+/// use axum::Router;
+/// use ringstream::server::{Addr, ConnectionInfo};
+///
+/// #[derive(Clone, Debug)]
+/// struct Peer {
+///     remote: Addr,
+/// }
+///
+/// impl Connected<&ConnectionInfo> for Peer {
+///     fn connect_info(info: &ConnectionInfo) -> Peer {
+///         Peer { remote: info.remote_addr().clone() }
+///     }
+/// }
+///
+/// async fn who(ConnectInfo(peer): ConnectInfo<Peer>) -> String {
+///     format!("{}\n", peer.remote)
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let app = Router::new().route("/", get(who));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// let server = ringstream::server::serve(listener, app.into_make_service_with_connect_info::<Peer>());
+/// # drop(server);
+/// # });
+/// ```
+#[derive(Debug, Clone)]
+pub struct MakeServiceFuture<M>(M);
+
+impl<M, S> MakeService for MakeServiceFuture<M>
+where
+    M: for<'a> Service<&'a ConnectionInfo, Response = S> + Clone + Send + 'static,
+{
+    type Service = S;
+
+    fn make_service(&mut self, info: &ConnectionInfo) -> Option<S> {
+        let mut cx = Context::from_waker(Waker::noop());
+        match self.0.poll_ready(&mut cx) {
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(_)) | Poll::Pending => return None,
+        }
+        match pin!(self.0.call(info)).poll(&mut cx) {
+            Poll::Ready(Ok(service)) => Some(service),
+            Poll::Ready(Err(_)) | Poll::Pending => None,
+        }
+    }
+}
+
+/// The [`IntoMakeService`] marker of
+/// `router.into_make_service_with_connect_info::<C>()`.
+#[derive(Debug)]
+pub struct ConnectInfoMarker;
+
+impl<S, C> IntoMakeService<ConnectInfoMarker> for IntoMakeServiceWithConnectInfo<S, C>
+where
+    S: Clone + Send + 'static,
+    C: for<'a> Connected<&'a ConnectionInfo>,
+{
+    type MakeService = MakeServiceFuture<Self>;
+
+    fn into_make_service(self) -> MakeServiceFuture<Self> {
+        MakeServiceFuture(self)
+    }
+}
+
+/// The [`IntoMakeService`] marker of `router.into_make_service()`.
+#[derive(Debug)]
+pub struct RouterMakeServiceMarker;
+
+impl<S> IntoMakeService<RouterMakeServiceMarker> for axum::routing::IntoMakeService<S>
+where
+    S: Clone + Send + 'static,
+{
+    type MakeService = MakeServiceFuture<Self>;
+
+    fn into_make_service(self) -> MakeServiceFuture<Self> {
+        MakeServiceFuture(self)
+    }
+}
+
+impl Connected<&ConnectionInfo> for SocketAddr {
+    /// The client's TCP address; `0.0.0.0:0` for a client on another
+    /// transport (a Unix domain socket), which has none.
+    fn connect_info(info: &ConnectionInfo) -> SocketAddr {
+        info.remote_addr()
+            .socket_addr()
+            .unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)))
+    }
+}
+
+impl Connected<&ConnectionInfo> for ConnectionInfo {
+    /// Both ends of the connection.
+    fn connect_info(info: &ConnectionInfo) -> ConnectionInfo {
+        info.clone()
+    }
+}
+
+impl Connected<&ConnectionInfo> for Addr {
+    /// The client's end, on any transport.
+    fn connect_info(info: &ConnectionInfo) -> Addr {
+        info.remote_addr().clone()
+    }
+}
 
 impl IntoResponse for ResponseStream {
     /// A `200 OK` with this body (and its length, when it is buffered).

@@ -17,17 +17,19 @@ use super::conn::{Connection, Served};
 use super::counted::Counted;
 use super::slots::Taken;
 use super::upgrade::Hold;
-use super::{Config, ConnectionInfo, Listener, Metrics, Server};
+use super::{Config, ConnectionInfo, Listener, MakeService, Metrics, Server};
 use crate::body::Incoming;
 use crate::error::{BoxError, Error};
 
-/// Accepts and serves until `signal`, then shuts down gracefully.
-pub(super) async fn run<L, S, B, F>(server: Server<L>, service: S, signal: F) -> Result<(), Error>
+/// Accepts and serves until `signal`, then shuts down gracefully; `make`
+/// makes each connection's service.
+pub(super) async fn run<L, M, B, F>(server: Server<L>, mut make: M, signal: F) -> Result<(), Error>
 where
     L: Listener,
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send,
-    S::Error: Into<BoxError>,
+    M: MakeService,
+    M::Service: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
+    <M::Service as Service<Request<Incoming>>>::Future: Send,
+    <M::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<BoxError>,
@@ -75,8 +77,12 @@ where
                 continue;
             }
         };
+        let Some(service) = make.make_service(&info) else {
+            tracing::error!(remote = %info.remote_addr(), "no service made for the connection: closed");
+            continue;
+        };
         let parts = Parts {
-            service: service.clone(),
+            service,
             config: config.clone(),
             metrics: metrics.clone(),
             stopped: stopped.clone(),

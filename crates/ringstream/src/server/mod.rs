@@ -46,6 +46,7 @@ mod conn;
 mod connection;
 mod counted;
 mod listener;
+mod make;
 mod metrics;
 mod serve;
 mod service;
@@ -69,6 +70,7 @@ pub use connection::{
     serve_connection, serve_connection_with_info, GracefulConnection, ServeConnection,
 };
 pub use listener::Listener;
+pub use make::{IntoMakeService, MakeService, ServiceMarker};
 pub use metrics::{Metrics, MetricsSnapshot};
 use serve::Start;
 pub use serve::{Serve, WithGracefulShutdown};
@@ -340,27 +342,36 @@ impl<L: Listener> Server<L> {
         self
     }
 
-    /// Serves `service`: the returned [`Serve`] does the work once
+    /// Serves `app`: the returned [`Serve`] does the work once
     /// awaited, until the process ends or, with
     /// [`with_graceful_shutdown`](Serve::with_graceful_shutdown), until a
     /// signal.
-    pub fn serve<S, B>(self, service: S) -> Serve<L, S>
+    ///
+    /// `app` is a tower service of `Request<Incoming>` (an axum `Router`,
+    /// a [`service_fn`]), which each connection gets a clone of, or, with
+    /// the `axum` feature, axum's `router.into_make_service()` or
+    /// `router.into_make_service_with_connect_info::<C>()`
+    /// ([`IntoMakeService`]).
+    pub fn serve<A, Marker, B>(self, app: A) -> Serve<L, A::MakeService>
     where
-        S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-        S::Future: Send,
-        S::Error: Into<BoxError>,
+        A: IntoMakeService<Marker>,
+        <A::MakeService as MakeService>::Service:
+            Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
+        <<A::MakeService as MakeService>::Service as Service<Request<Incoming>>>::Future: Send,
+        <<A::MakeService as MakeService>::Service as Service<Request<Incoming>>>::Error:
+            Into<BoxError>,
         B: Body + Send + 'static,
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
         Serve {
             metrics: self.metrics.clone(),
-            start: Start::new(self, service, std::future::pending()),
+            start: Start::new(self, app.into_make_service(), std::future::pending()),
         }
     }
 }
 
-/// Serves `service` on `listener` (TCP, a Unix domain socket, or any other
+/// Serves `app` on `listener` (TCP, a Unix domain socket, or any other
 /// [`Listener`]) with the default [`Config`]; `.await` the result, after
 /// [`with_config`](Serve::with_config) or
 /// [`with_graceful_shutdown`](Serve::with_graceful_shutdown) if needed.
@@ -395,15 +406,17 @@ impl<L: Listener> Server<L> {
 /// running.await.unwrap().unwrap();
 /// # });
 /// ```
-pub fn serve<L, S, B>(listener: L, service: S) -> Serve<L, S>
+pub fn serve<L, A, Marker, B>(listener: L, app: A) -> Serve<L, A::MakeService>
 where
     L: Listener,
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send,
-    S::Error: Into<BoxError>,
+    A: IntoMakeService<Marker>,
+    <A::MakeService as MakeService>::Service:
+        Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
+    <<A::MakeService as MakeService>::Service as Service<Request<Incoming>>>::Future: Send,
+    <<A::MakeService as MakeService>::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    Server::from_listener(listener).serve(service)
+    Server::from_listener(listener).serve(app)
 }

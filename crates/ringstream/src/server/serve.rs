@@ -11,7 +11,7 @@ use http_body::Body;
 use tower_service::Service;
 
 use super::accept::run;
-use super::{Config, Listener, Metrics, Server};
+use super::{Config, Listener, MakeService, Metrics, Server};
 use crate::body::Incoming;
 use crate::error::{BoxError, Error};
 
@@ -89,9 +89,10 @@ impl<L, S> fmt::Debug for Serve<L, S> {
 impl<L, S, B> Future for Serve<L, S>
 where
     L: Listener,
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send,
-    S::Error: Into<BoxError>,
+    S: MakeService,
+    S::Service: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
+    <S::Service as Service<Request<Incoming>>>::Future: Send,
+    <S::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<BoxError>,
@@ -137,9 +138,10 @@ impl<L, S, F> fmt::Debug for WithGracefulShutdown<L, S, F> {
 impl<L, S, B, F> Future for WithGracefulShutdown<L, S, F>
 where
     L: Listener,
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send,
-    S::Error: Into<BoxError>,
+    S: MakeService,
+    S::Service: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
+    <S::Service as Service<Request<Incoming>>>::Future: Send,
+    <S::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<BoxError>,
@@ -183,9 +185,10 @@ impl<L, S, F> Start<L, S, F> {
     fn poll<B>(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>>
     where
         L: Listener,
-        S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-        S::Future: Send,
-        S::Error: Into<BoxError>,
+        S: MakeService,
+        S::Service: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
+        <S::Service as Service<Request<Incoming>>>::Future: Send,
+        <S::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
         B: Body + Send + 'static,
         B::Data: Send,
         B::Error: Into<BoxError>,

@@ -1,0 +1,113 @@
+//! What [`serve`](super::serve) is given, and how each connection gets its
+//! service: [`IntoMakeService`] and [`MakeService`].
+//!
+//! A server takes a tower service of `Request<Incoming>` (an axum `Router`,
+//! a [`service_fn`](super::service_fn), any stack of layers) and clones it
+//! for each connection. With the `axum` feature it also takes the two forms
+//! an axum application hands to `axum::serve`:
+//! `router.into_make_service()` and
+//! `router.into_make_service_with_connect_info::<C>()`; the second makes
+//! each connection's service with its `ConnectInfo<C>`, taken from the
+//! connection's [`ConnectionInfo`].
+
+use std::marker::PhantomData;
+
+use http::{Request, Response};
+use tower_service::Service;
+
+use super::ConnectionInfo;
+use crate::body::Incoming;
+
+/// Makes the service of each accepted connection.
+///
+/// Every tower service of `Request<Incoming>` that is `Clone` is one: each
+/// connection gets a clone. [`IntoMakeService`] turns what
+/// [`serve`](super::serve) is given into one.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{service_fn, Addr, ConnectionInfo, MakeService};
+///
+/// let mut service = service_fn(|_req: http::Request<ringstream::Incoming>| async {
+///     Ok::<_, Infallible>(http::Response::new(String::from("hi\n")))
+/// });
+/// let info = ConnectionInfo::new(Addr::Unknown, Addr::Unknown);
+/// assert!(service.make_service(&info).is_some());
+/// ```
+pub trait MakeService: Clone + Send + 'static {
+    /// The service of one connection.
+    type Service;
+
+    /// The service for the connection `info` describes; `None` closes the
+    /// connection unserved (and is logged).
+    fn make_service(&mut self, info: &ConnectionInfo) -> Option<Self::Service>;
+}
+
+impl<S> MakeService for S
+where
+    S: Service<Request<Incoming>> + Clone + Send + 'static,
+{
+    type Service = S;
+
+    #[inline]
+    fn make_service(&mut self, _info: &ConnectionInfo) -> Option<S> {
+        Some(self.clone())
+    }
+}
+
+/// What [`serve`](super::serve) and [`Server::serve`](super::Server::serve)
+/// accept: a tower service of `Request<Incoming>`, or (with the `axum`
+/// feature) axum's `Router::into_make_service()` and
+/// `Router::into_make_service_with_connect_info::<C>()`.
+///
+/// `Marker` only tells the implementations apart; it is inferred, never
+/// written.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{service_fn, IntoMakeService};
+///
+/// fn servable<M>(_: impl IntoMakeService<M>) {}
+///
+/// servable(service_fn(|_req: http::Request<ringstream::Incoming>| async {
+///     Ok::<_, Infallible>(http::Response::new(String::from("hi\n")))
+/// }));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "ringstream cannot serve `{Self}`",
+    label = "not a service of `http::Request<ringstream::Incoming>`",
+    note = "serve takes a tower `Service<http::Request<ringstream::Incoming>, Response = http::Response<B>>` \
+            that is `Clone + Send + 'static` (an axum `Router`, `ringstream::server::service_fn`), \
+            or, with ringstream's `axum` feature, `router.into_make_service()` or \
+            `router.into_make_service_with_connect_info::<C>()` where `C` is `SocketAddr`, \
+            `ringstream::server::ConnectionInfo`, `ringstream::server::Addr` or a type that implements \
+            `axum::extract::connect_info::Connected<&ringstream::server::ConnectionInfo>`"
+)]
+pub trait IntoMakeService<Marker> {
+    /// The [`MakeService`] it becomes.
+    type MakeService: MakeService;
+
+    /// Converts it.
+    fn into_make_service(self) -> Self::MakeService;
+}
+
+/// The [`IntoMakeService`] marker of a tower service whose responses have
+/// bodies of type `B`.
+#[derive(Debug)]
+pub struct ServiceMarker<B>(PhantomData<fn() -> B>);
+
+impl<S, B> IntoMakeService<ServiceMarker<B>> for S
+where
+    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
+{
+    type MakeService = S;
+
+    #[inline]
+    fn into_make_service(self) -> S {
+        self
+    }
+}

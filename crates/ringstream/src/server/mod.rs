@@ -110,7 +110,7 @@ use crate::Incoming;
 /// ```
 #[derive(Debug)]
 pub struct Server<L = TcpListener> {
-    listener: L,
+    pub(super) listener: L,
     config: Config,
     metrics: Arc<Metrics>,
     /// Speaks TLS on every connection when set.

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
@@ -47,6 +48,37 @@ impl<L, S> Serve<L, S> {
     /// The server's counters, shared with the running server.
     pub fn metrics(&self) -> Arc<Metrics> {
         self.metrics.clone()
+    }
+
+    /// The address the server listens on (as axum's `Serve::local_addr`).
+    ///
+    /// # Errors
+    ///
+    /// The listener's error, or [`io::ErrorKind::Other`] once the server
+    /// runs (it was polled, and its listener moved into the running
+    /// server).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use ringstream::server::{self, service_fn};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let bound = listener.local_addr().unwrap();
+    /// let service = service_fn(|_req: http::Request<ringstream::Incoming>| async {
+    ///     Ok::<_, Infallible>(http::Response::new(String::new()))
+    /// });
+    /// let serve = server::serve(listener, service);
+    /// assert_eq!(serve.local_addr().unwrap(), bound);
+    /// # });
+    /// ```
+    pub fn local_addr(&self) -> io::Result<L::Addr>
+    where
+        L: Listener,
+    {
+        self.start.local_addr()
     }
 
     /// Serves until `signal` completes, then shuts down gracefully: stops
@@ -121,6 +153,18 @@ impl<L, S, F> WithGracefulShutdown<L, S, F> {
     pub fn metrics(&self) -> Arc<Metrics> {
         self.metrics.clone()
     }
+
+    /// The address the server listens on, as [`Serve::local_addr`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Serve::local_addr`].
+    pub fn local_addr(&self) -> io::Result<L::Addr>
+    where
+        L: Listener,
+    {
+        self.start.local_addr()
+    }
 }
 
 // The service and the signal are moved into a boxed future before that
@@ -179,6 +223,18 @@ impl<L, S, F> Start<L, S, F> {
         Start {
             parts: Some((server, service, signal)),
             running: None,
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<L::Addr>
+    where
+        L: Listener,
+    {
+        match &self.parts {
+            Some((server, _, _)) => server.listener.local_addr(),
+            None => Err(io::Error::other(
+                "the server is running: its listener is no longer at hand",
+            )),
         }
     }
 

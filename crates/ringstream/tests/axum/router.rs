@@ -1,13 +1,11 @@
 //! An axum `Router` runs on ringstream's server unchanged (the router of
 //! `examples/axum.rs`), checked over a real socket.
 
-#[path = "../examples/axum.rs"]
+#[path = "../../examples/axum.rs"]
 #[allow(dead_code)]
 mod example;
 
-mod common;
-
-use common::{read_response, start};
+use crate::common::{read_response, start};
 use ringstream::server::Config;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;

@@ -12,8 +12,8 @@
 //!   `Router`, `router.into_make_service()`, or
 //!   `router.into_make_service_with_connect_info::<C>()`, whose `C` is made
 //!   for each connection from its
-//!   [`ConnectionInfo`](crate::server::ConnectionInfo): `SocketAddr`,
-//!   `ConnectionInfo` and [`Addr`](crate::server::Addr) are ready to use,
+//!   [`ConnectionInfo`]: `SocketAddr`,
+//!   `ConnectionInfo` and [`Addr`] are ready to use,
 //!   and a type of the application's own implements
 //!   `Connected<&ConnectionInfo>` (see [`MakeServiceFuture`]).
 //! - Every request over TCP also carries `ConnectInfo<SocketAddr>`, so the

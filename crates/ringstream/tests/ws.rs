@@ -40,7 +40,7 @@ fn echo() -> impl tower_service::Service<
             ..ws::Config::default()
         };
         Ok(upgrade.config(config).on_upgrade(|mut socket| async move {
-            while let Ok(Some(message)) = socket.recv().await {
+            while let Some(Ok(message)) = socket.recv().await {
                 if message.is_data() && socket.send(message).await.is_err() {
                     break;
                 }
@@ -349,7 +349,7 @@ async fn large_messages_cross_read_blocks() {
     let service = service_fn(|mut req: http::Request<Incoming>| async move {
         let upgrade = WebSocketUpgrade::from_request(&mut req).unwrap();
         Ok::<_, Infallible>(upgrade.on_upgrade(|mut socket| async move {
-            while let Ok(Some(message)) = socket.recv().await {
+            while let Some(Ok(message)) = socket.recv().await {
                 if message.is_data() {
                     let _ = socket.send(message).await;
                 }
@@ -452,7 +452,7 @@ async fn a_broadcast_reaches_readers_and_drops_clients_that_never_read() {
                                 break;
                             }
                         },
-                        message = socket.recv() => if !matches!(message, Ok(Some(_))) { break },
+                        message = socket.recv() => if !matches!(message, Some(Ok(_))) { break },
                     }
                 }
             }))

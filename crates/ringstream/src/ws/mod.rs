@@ -22,7 +22,7 @@
 //!         Err(refused) => return Ok::<_, Infallible>(refused.into_response()),
 //!     };
 //!     Ok(upgrade.on_upgrade(|mut socket| async move {
-//!         while let Ok(Some(message)) = socket.recv().await {
+//!         while let Some(Ok(message)) = socket.recv().await {
 //!             if message.is_data() && socket.send(message).await.is_err() {
 //!                 break;
 //!             }
@@ -41,17 +41,19 @@ mod send;
 mod sink;
 mod socket;
 mod upgrade;
+mod utf8_bytes;
 
 use std::time::Duration;
 
 pub use broadcast::{Broadcaster, Frame, Subscription};
 #[cfg(feature = "deflate")]
 pub use deflate::{Deflater, Inflater, DEFAULT_LEVEL, DEFLATE_TAIL};
-pub use message::{CloseFrame, Message};
+pub use message::{close_code, CloseFrame, Message};
 pub use ringstream_core::ws::{CloseCode, Limits, Role};
 pub use ringstream_core::ws::{DeflateConfig, DeflateParams};
 pub use socket::WebSocket;
-pub use upgrade::{UpgradeRefused, WebSocketUpgrade};
+pub use upgrade::{DefaultOnFailedUpgrade, OnFailedUpgrade, UpgradeRefused, WebSocketUpgrade};
+pub use utf8_bytes::Utf8Bytes;
 
 /// The settings of a [`WebSocket`].
 ///

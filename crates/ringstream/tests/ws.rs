@@ -899,3 +899,82 @@ async fn a_failed_upgrade_calls_on_failed_upgrade() {
         "the socket callback never ran"
     );
 }
+
+/// A received text message is `Utf8Bytes` over the bytes the core checked
+/// as they arrived (not checked again): whole, gathered from fragments
+/// split inside a character, or inflated, it reads back as the text sent.
+#[tokio::test]
+async fn received_text_reads_back_as_sent_from_every_path() {
+    use ringstream::ws::Message;
+
+    let (seen, mut texts) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let server = common::start(
+        upgrading(move |upgrade| {
+            let seen = seen.clone();
+            upgrade.on_upgrade(move |mut socket| async move {
+                while let Some(Ok(message)) = socket.recv().await {
+                    if let Message::Text(text) = message {
+                        let _ = seen.send(format!("{}|{}", text.as_str(), &*text));
+                    }
+                }
+            })
+        }),
+        Config::default(),
+    )
+    .await;
+    let text = "κόσμε 🦀 wörld";
+    let bytes = text.as_bytes();
+    let mut socket = raw(server.addr).await;
+    // In one frame.
+    socket.write_all(&frame(0x81, bytes)).await.unwrap();
+    // In three fragments, the cuts inside "κ" and inside "🦀".
+    let crab = text.find('🦀').unwrap() + 2;
+    let mut wire = frame(0x01, &bytes[..1]);
+    wire.extend(frame(0x00, &bytes[1..crab]));
+    wire.extend(frame(0x80, &bytes[crab..]));
+    socket.write_all(&wire).await.unwrap();
+    #[allow(unused_mut)]
+    let mut paths = vec!["one frame", "fragments"];
+    // The connections stay open until their texts are seen.
+    #[allow(unused_mut)]
+    let mut kept: Vec<TcpStream> = vec![socket];
+    // Compressed (permessage-deflate), in two fragments.
+    #[cfg(feature = "deflate")]
+    {
+        use ringstream::ws::{DeflateParams, Deflater, Role};
+
+        let handshake = String::from_utf8(HANDSHAKE.to_vec()).unwrap().replace(
+            "\r\n\r\n",
+            "\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n",
+        );
+        let mut socket = TcpStream::connect(server.addr).await.unwrap();
+        socket.write_all(handshake.as_bytes()).await.unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            socket.read_exact(&mut byte).await.unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).unwrap();
+        let extension = head
+            .lines()
+            .find_map(|l| l.strip_prefix("sec-websocket-extensions: "))
+            .unwrap_or_else(|| panic!("no extension accepted: {head}"));
+        let params = DeflateParams::parse(extension.as_bytes()).unwrap();
+        let compressed = Deflater::new(&params, Role::Client).compress(bytes);
+        let (first, rest) = compressed.split_at(compressed.len() / 2);
+        let mut wire = frame(0x41, first);
+        wire.extend(frame(0x80, rest));
+        socket.write_all(&wire).await.unwrap();
+        paths.push("compressed");
+        kept.push(socket);
+    }
+    for path in paths {
+        let got = tokio::time::timeout(Duration::from_secs(10), texts.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, format!("{text}|{text}"), "{path}");
+    }
+    drop(kept);
+}

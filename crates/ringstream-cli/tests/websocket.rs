@@ -80,10 +80,14 @@ async fn send_text(client: &mut Client, text: &str) {
     client.send(Message::text(text)).await.unwrap();
 }
 
-/// The client closes; the server answers the Close and ends the
-/// connection.
+/// The client closes with 1000 and a reason; the server answers the Close,
+/// echoing both, and ends the connection.
 async fn close(mut client: Client) {
-    client.close(None).await.unwrap();
+    let frame = tokio_tungstenite::tungstenite::protocol::CloseFrame {
+        code: CloseCode::Normal,
+        reason: "done".into(),
+    };
+    client.close(Some(frame)).await.unwrap();
     let mut answered = false;
     while let Some(Ok(message)) = tokio::time::timeout(WAIT, client.next())
         .await
@@ -91,7 +95,9 @@ async fn close(mut client: Client) {
     {
         match message {
             Message::Close(frame) => {
-                assert_eq!(frame.map(|f| f.code), Some(CloseCode::Normal));
+                let frame = frame.expect("a code in the answer");
+                assert_eq!(frame.code, CloseCode::Normal);
+                assert_eq!(frame.reason.as_str(), "done");
                 answered = true;
             }
             // Pushes sent before the server saw the Close.

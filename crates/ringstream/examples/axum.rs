@@ -50,7 +50,7 @@ async fn lines(mut body: Incoming) -> Result<ResponseStream, ringstream::Error> 
 /// (it works as axum's own does).
 async fn ws_echo(ws: ringstream::ws::WebSocketUpgrade) -> http::Response<String> {
     ws.on_upgrade(|mut socket| async move {
-        while let Ok(Some(message)) = socket.recv().await {
+        while let Some(Ok(message)) = socket.recv().await {
             if message.is_data() && socket.send(message).await.is_err() {
                 break;
             }

@@ -77,7 +77,7 @@ fn app() -> impl tower_service::Service<
                 Err(refused) => return Ok::<_, Infallible>(refused.into_response()),
             };
             return Ok(upgrade.on_upgrade(|mut socket| async move {
-                while let Ok(Some(message)) = socket.recv().await {
+                while let Some(Ok(message)) = socket.recv().await {
                     if message.is_data() && socket.send(message).await.is_err() {
                         break;
                     }

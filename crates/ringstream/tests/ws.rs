@@ -40,7 +40,7 @@ fn echo() -> impl tower_service::Service<
             ..ws::Config::default()
         };
         Ok(upgrade.config(config).on_upgrade(|mut socket| async move {
-            while let Ok(Some(message)) = socket.recv().await {
+            while let Some(Ok(message)) = socket.recv().await {
                 if message.is_data() && socket.send(message).await.is_err() {
                     break;
                 }
@@ -191,6 +191,7 @@ async fn fragments_pings_and_the_close_handshake_follow_rfc_6455() {
     let (first, payload) = read_frame(&mut socket).await;
     assert_eq!(first, 0x88);
     assert_eq!(close_code(&payload), 1000);
+    assert_eq!(&payload[2..], b"done", "the reason is echoed too");
     closes(&mut socket).await;
 }
 
@@ -331,6 +332,15 @@ async fn handshakes_that_are_not_websocket_ones_are_refused() {
         let mut buf = Vec::new();
         let response = common::read_response(&mut socket, &mut buf, false).await;
         assert_eq!(response.status, status, "{request}");
+        assert_eq!(
+            response.header("content-type"),
+            Some("text/plain; charset=utf-8"),
+            "{request}"
+        );
+        assert!(
+            !response.body.is_empty(),
+            "{request}: the reason as the body"
+        );
         if status == 426 {
             // RFC 9110 §7.8: `Upgrade` goes with the `upgrade` option.
             assert_eq!(response.header("upgrade"), Some("websocket"));
@@ -349,7 +359,7 @@ async fn large_messages_cross_read_blocks() {
     let service = service_fn(|mut req: http::Request<Incoming>| async move {
         let upgrade = WebSocketUpgrade::from_request(&mut req).unwrap();
         Ok::<_, Infallible>(upgrade.on_upgrade(|mut socket| async move {
-            while let Ok(Some(message)) = socket.recv().await {
+            while let Some(Ok(message)) = socket.recv().await {
                 if message.is_data() {
                     let _ = socket.send(message).await;
                 }
@@ -452,7 +462,7 @@ async fn a_broadcast_reaches_readers_and_drops_clients_that_never_read() {
                                 break;
                             }
                         },
-                        message = socket.recv() => if !matches!(message, Ok(Some(_))) { break },
+                        message = socket.recv() => if !matches!(message, Some(Ok(_))) { break },
                     }
                 }
             }))
@@ -618,4 +628,353 @@ async fn permessage_deflate_is_negotiated_and_used_both_ways() {
     assert_eq!(first, 0x88);
     assert_eq!(close_code(&payload), 1009);
     closes(&mut socket).await;
+}
+
+/// Answers a WebSocket handshake with what `configure` makes of its
+/// upgrade; every other request with the refusal.
+fn upgrading<F>(
+    configure: F,
+) -> impl tower_service::Service<
+    http::Request<Incoming>,
+    Response = http::Response<String>,
+    Error = Infallible,
+    Future = impl Send,
+> + Clone
+       + Send
+       + 'static
+where
+    F: Fn(WebSocketUpgrade) -> http::Response<String> + Clone + Send + Sync + 'static,
+{
+    service_fn(move |mut req: http::Request<Incoming>| {
+        let configure = configure.clone();
+        async move {
+            Ok::<_, Infallible>(match WebSocketUpgrade::from_request(&mut req) {
+                Ok(upgrade) => configure(upgrade),
+                Err(refused) => refused.into_response(),
+            })
+        }
+    })
+}
+
+/// The peer's Close is answered with a Close that carries its code and
+/// its reason (RFC 6455 §5.5.1), seen by an independent client; the
+/// server's handler gets the same code and reason as a `CloseFrame`.
+#[tokio::test]
+async fn the_close_reply_echoes_the_peers_code_and_reason() {
+    use ringstream::ws::{close_code, CloseFrame, Message, Utf8Bytes};
+    use tungstenite::protocol::frame::coding::CloseCode as TsCode;
+
+    let (seen, mut closes_seen) = tokio::sync::mpsc::unbounded_channel();
+    let server = common::start(
+        upgrading(move |upgrade| {
+            let seen = seen.clone();
+            upgrade.on_upgrade(move |mut socket| async move {
+                while let Some(Ok(message)) = socket.recv().await {
+                    if let Message::Close(frame) = message {
+                        let _ = seen.send(frame);
+                    }
+                }
+            })
+        }),
+        Config::default(),
+    )
+    .await;
+
+    let cases = [
+        (4001u16, "bye now"),
+        (close_code::NORMAL, ""),
+        (close_code::AWAY, "κόσμε, tab closed"),
+        (3000, &"r".repeat(123)[..]),
+    ];
+    for (code, reason) in cases {
+        let url = format!("ws://{}/ws", server.addr);
+        let tcp = TcpStream::connect(server.addr).await.unwrap();
+        let (mut client, _) = tokio_tungstenite::client_async(url, tcp).await.unwrap();
+        client
+            .close(Some(tungstenite::protocol::CloseFrame {
+                code: TsCode::from(code),
+                reason: reason.into(),
+            }))
+            .await
+            .unwrap();
+        let reply = match client.next().await {
+            Some(Ok(tungstenite::Message::Close(frame))) => frame,
+            Some(Ok(other)) => panic!("{code}: {other:?}"),
+            Some(Err(e)) => panic!("{code}: {e}"),
+            None => panic!("{code}: no Close in reply"),
+        };
+        let reply = reply.expect("a code in the reply");
+        assert_eq!(u16::from(reply.code), code);
+        assert_eq!(reply.reason.as_str(), reason);
+        let got = tokio::time::timeout(Duration::from_secs(10), closes_seen.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            got,
+            Some(CloseFrame {
+                code,
+                reason: Utf8Bytes::from(reason),
+            })
+        );
+    }
+
+    // A Close without a code: reported as `None`, answered without one
+    // (1005, "no status", is never sent).
+    let mut socket = raw(server.addr).await;
+    socket.write_all(&frame(0x88, b"")).await.unwrap();
+    let (first, payload) = read_frame(&mut socket).await;
+    assert_eq!(first, 0x88);
+    assert!(payload.is_empty(), "{payload:?}");
+    closes(&mut socket).await;
+    let got = tokio::time::timeout(Duration::from_secs(10), closes_seen.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got, None);
+}
+
+/// `protocols` selects the first of the server's subprotocols that the
+/// client offered; the `101` names it and the socket reports it. Nothing
+/// offered that the server speaks: none is named.
+#[tokio::test]
+async fn subprotocols_are_selected_by_the_servers_preference() {
+    use ringstream::ws::Message;
+    use tungstenite::client::IntoClientRequest;
+
+    let server = common::start(
+        upgrading(|upgrade| {
+            let requested: Vec<String> = upgrade
+                .requested_protocols()
+                .map(|p| p.to_str().unwrap().to_owned())
+                .collect();
+            let upgrade = upgrade.protocols(["v2.chat", "chat"]);
+            let selected = upgrade.selected_protocol().cloned();
+            upgrade.on_upgrade(move |mut socket| async move {
+                assert_eq!(socket.protocol(), selected.as_ref());
+                assert_eq!(socket.selected_protocol(), selected.as_ref());
+                let report = format!(
+                    "{} of {}",
+                    socket.protocol().map_or("none", |p| p.to_str().unwrap()),
+                    requested.join(","),
+                );
+                let _ = socket.send(Message::text(report)).await;
+                while let Some(Ok(_)) = socket.recv().await {}
+            })
+        }),
+        Config::default(),
+    )
+    .await;
+
+    let url = format!("ws://{}/ws", server.addr);
+    let mut request = url.into_client_request().unwrap();
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        http::HeaderValue::from_static("chat, v1.chat,v2.chat"),
+    );
+    let tcp = TcpStream::connect(server.addr).await.unwrap();
+    let (mut client, response) = tokio_tungstenite::client_async(request, tcp).await.unwrap();
+    assert_eq!(response.headers()["sec-websocket-protocol"], "v2.chat");
+    let report = client.next().await.unwrap().unwrap();
+    assert_eq!(
+        report.into_text().unwrap().as_str(),
+        "v2.chat of chat,v1.chat,v2.chat"
+    );
+    client.close(None).await.unwrap();
+
+    // No subprotocol the server speaks, or none offered: none selected.
+    for offer in ["Sec-WebSocket-Protocol: mqtt\r\n", ""] {
+        let handshake = String::from_utf8(HANDSHAKE.to_vec())
+            .unwrap()
+            .replace("\r\n\r\n", &format!("\r\n{offer}\r\n"));
+        let mut socket = TcpStream::connect(server.addr).await.unwrap();
+        socket.write_all(handshake.as_bytes()).await.unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            socket.read_exact(&mut byte).await.unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).unwrap();
+        assert!(head.starts_with("HTTP/1.1 101 "), "{head}");
+        assert!(!head.contains("sec-websocket-protocol"), "{head}");
+        let (first, payload) = read_frame(&mut socket).await;
+        let expected = format!(
+            "none of {}",
+            offer.trim().trim_start_matches("Sec-WebSocket-Protocol: ")
+        );
+        assert_eq!((first, payload), (0x81, expected.into_bytes()));
+    }
+}
+
+/// `max_message_size` and `max_frame_size` set the connection's limits: a
+/// frame or a message over them is closed with 1009.
+#[tokio::test]
+async fn max_message_and_frame_sizes_limit_what_is_taken() {
+    use ringstream::ws::Message;
+
+    let server = common::start(
+        upgrading(|upgrade| {
+            upgrade
+                .max_message_size(100)
+                .max_frame_size(50)
+                .on_upgrade(|mut socket| async move {
+                    while let Some(Ok(message)) = socket.recv().await {
+                        if let Message::Binary(data) = message {
+                            let _ = socket.send(Message::Binary(data)).await;
+                        }
+                    }
+                })
+        }),
+        Config::default(),
+    )
+    .await;
+
+    // Two fragments of 40 bytes: within both limits.
+    let mut socket = raw(server.addr).await;
+    let mut wire = frame(0x02, &[1; 40]);
+    wire.extend(frame(0x80, &[2; 40]));
+    socket.write_all(&wire).await.unwrap();
+    let (first, payload) = read_frame(&mut socket).await;
+    assert_eq!((first, payload.len()), (0x82, 80));
+
+    // One frame of 60 bytes: over the frame limit.
+    socket.write_all(&frame(0x82, &[3; 60])).await.unwrap();
+    let (first, payload) = read_frame(&mut socket).await;
+    assert_eq!((first, close_code(&payload)), (0x88, 1009));
+    closes(&mut socket).await;
+
+    // Three fragments of 40 bytes: over the message limit.
+    let mut socket = raw(server.addr).await;
+    let mut wire = frame(0x02, &[1; 40]);
+    wire.extend(frame(0x00, &[2; 40]));
+    wire.extend(frame(0x80, &[3; 40]));
+    socket.write_all(&wire).await.unwrap();
+    let (first, payload) = read_frame(&mut socket).await;
+    assert_eq!((first, close_code(&payload)), (0x88, 1009));
+    closes(&mut socket).await;
+}
+
+/// When the connection cannot be handed over after `on_upgrade` (here the
+/// service answers something else than its `101`), the
+/// `on_failed_upgrade` callback gets the error and the socket's callback
+/// never runs.
+#[tokio::test]
+async fn a_failed_upgrade_calls_on_failed_upgrade() {
+    let (failed, mut failures) = tokio::sync::mpsc::unbounded_channel();
+    let (upgraded, mut upgrades) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let service = service_fn(move |mut req: http::Request<Incoming>| {
+        let failed = failed.clone();
+        let upgraded = upgraded.clone();
+        async move {
+            let upgrade = WebSocketUpgrade::from_request(&mut req).unwrap();
+            let switching = upgrade
+                .on_failed_upgrade(move |error: ringstream::Error| {
+                    let _ = failed.send(error.to_string());
+                })
+                .on_upgrade(move |_socket| async move {
+                    let _ = upgraded.send(());
+                });
+            assert_eq!(switching.status(), 101);
+            // A middleware that answers otherwise, say.
+            Ok::<_, Infallible>(http::Response::new(String::from(
+                "no websocket after all\n",
+            )))
+        }
+    });
+    let server = common::start(service, Config::default()).await;
+    let mut socket = TcpStream::connect(server.addr).await.unwrap();
+    socket.write_all(HANDSHAKE).await.unwrap();
+    let mut buf = Vec::new();
+    let response = common::read_response(&mut socket, &mut buf, false).await;
+    assert_eq!(response.status, 200);
+    drop(socket);
+    let error = tokio::time::timeout(Duration::from_secs(10), failures.recv())
+        .await
+        .expect("on_failed_upgrade is called")
+        .unwrap();
+    assert!(!error.is_empty());
+    assert!(
+        upgrades.try_recv().is_err(),
+        "the socket callback never ran"
+    );
+}
+
+/// A received text message is `Utf8Bytes` over the bytes the core checked
+/// as they arrived (not checked again): whole, gathered from fragments
+/// split inside a character, or inflated, it reads back as the text sent.
+#[tokio::test]
+async fn received_text_reads_back_as_sent_from_every_path() {
+    use ringstream::ws::Message;
+
+    let (seen, mut texts) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let server = common::start(
+        upgrading(move |upgrade| {
+            let seen = seen.clone();
+            upgrade.on_upgrade(move |mut socket| async move {
+                while let Some(Ok(message)) = socket.recv().await {
+                    if let Message::Text(text) = message {
+                        let _ = seen.send(format!("{}|{}", text.as_str(), &*text));
+                    }
+                }
+            })
+        }),
+        Config::default(),
+    )
+    .await;
+    let text = "κόσμε 🦀 wörld";
+    let bytes = text.as_bytes();
+    let mut socket = raw(server.addr).await;
+    // In one frame.
+    socket.write_all(&frame(0x81, bytes)).await.unwrap();
+    // In three fragments, the cuts inside "κ" and inside "🦀".
+    let crab = text.find('🦀').unwrap() + 2;
+    let mut wire = frame(0x01, &bytes[..1]);
+    wire.extend(frame(0x00, &bytes[1..crab]));
+    wire.extend(frame(0x80, &bytes[crab..]));
+    socket.write_all(&wire).await.unwrap();
+    #[allow(unused_mut)]
+    let mut paths = vec!["one frame", "fragments"];
+    // The connections stay open until their texts are seen.
+    #[allow(unused_mut)]
+    let mut kept: Vec<TcpStream> = vec![socket];
+    // Compressed (permessage-deflate), in two fragments.
+    #[cfg(feature = "deflate")]
+    {
+        use ringstream::ws::{DeflateParams, Deflater, Role};
+
+        let handshake = String::from_utf8(HANDSHAKE.to_vec()).unwrap().replace(
+            "\r\n\r\n",
+            "\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n",
+        );
+        let mut socket = TcpStream::connect(server.addr).await.unwrap();
+        socket.write_all(handshake.as_bytes()).await.unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            socket.read_exact(&mut byte).await.unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).unwrap();
+        let extension = head
+            .lines()
+            .find_map(|l| l.strip_prefix("sec-websocket-extensions: "))
+            .unwrap_or_else(|| panic!("no extension accepted: {head}"));
+        let params = DeflateParams::parse(extension.as_bytes()).unwrap();
+        let compressed = Deflater::new(&params, Role::Client).compress(bytes);
+        let (first, rest) = compressed.split_at(compressed.len() / 2);
+        let mut wire = frame(0x41, first);
+        wire.extend(frame(0x80, rest));
+        socket.write_all(&wire).await.unwrap();
+        paths.push("compressed");
+        kept.push(socket);
+    }
+    for path in paths {
+        let got = tokio::time::timeout(Duration::from_secs(10), texts.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, format!("{text}|{text}"), "{path}");
+    }
+    drop(kept);
 }

@@ -204,9 +204,9 @@ pub(super) fn echo(mut req: Request<Incoming>, sockets: &Arc<WebSockets>) -> Res
         let _open = sockets.opened(WsRoute::Echo);
         loop {
             let message = match socket.recv().await {
-                Ok(Some(message)) => message,
-                Ok(None) => break,
-                Err(e) => {
+                Some(Ok(message)) => message,
+                None => break,
+                Some(Err(e)) => {
                     tracing::debug!(error = %e, "/ws/echo ended");
                     break;
                 }
@@ -278,13 +278,13 @@ async fn serve_broadcast(mut socket: WebSocket, sockets: Arc<WebSockets>) {
     loop {
         tokio::select! {
             received = socket.recv() => match received {
-                Ok(Some(message)) => {
+                Some(Ok(message)) => {
                     if message.is_data() {
                         broadcaster.send(&message);
                     }
                 }
-                Ok(None) => break,
-                Err(e) => {
+                None => break,
+                Some(Err(e)) => {
                     tracing::debug!(error = %e, "/ws/broadcast ended");
                     break;
                 }
@@ -332,9 +332,9 @@ async fn serve_live(mut socket: WebSocket, app: App) {
         let outgoing = tokio::select! {
             received = socket.recv() => {
                 let message = match received {
-                    Ok(Some(message)) => message,
-                    Ok(None) => break,
-                    Err(e) => {
+                    Some(Ok(message)) => message,
+                    None => break,
+                    Some(Err(e)) => {
                         tracing::debug!(error = %e, "/ws/live ended");
                         break;
                     }

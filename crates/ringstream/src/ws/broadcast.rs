@@ -34,8 +34,8 @@ impl Frame {
     /// ```
     pub fn encode(message: &Message) -> Option<Frame> {
         let (kind, data) = match message {
-            Message::Text(data) => (MessageKind::Text, data),
-            Message::Binary(data) => (MessageKind::Binary, data),
+            Message::Text(text) => (MessageKind::Text, text.as_bytes()),
+            Message::Binary(data) => (MessageKind::Binary, &data[..]),
             _ => return None,
         };
         let head = message_head(kind, data.len() as u64);

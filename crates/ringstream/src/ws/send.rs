@@ -86,7 +86,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             return Err(Error::Closed);
         }
         match message {
-            Message::Text(data) => self.feed_data(MessageKind::Text, data).await,
+            Message::Text(text) => self.feed_data(MessageKind::Text, text.into_bytes()).await,
             Message::Binary(data) => self.feed_data(MessageKind::Binary, data).await,
             Message::Ping(data) => {
                 let frame = ControlFrame::ping(&data).map_err(Error::WebSocket)?;
@@ -100,7 +100,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             }
             Message::Close(frame) => {
                 let (code, reason) = match &frame {
-                    Some(frame) => (frame.code, frame.reason.as_str()),
+                    Some(frame) => (frame.close_code(), frame.reason.as_str()),
                     None => (CloseCode::NORMAL, ""),
                 };
                 self.write_close(code, reason).await
@@ -192,7 +192,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             self.write_close(code, reason).await?;
         }
         let _ = tokio::time::timeout(linger, async {
-            while let Ok(Some(_)) = self.recv().await {}
+            while let Some(Ok(_)) = self.recv().await {}
         })
         .await;
         self.done = true;

@@ -36,7 +36,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin> futures_core::Stream for WebSocket<T> {
     /// closed. With `futures_util::StreamExt::split` the socket splits into
     /// a receiving and a sending half.
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.get_mut().poll_recv(cx).map(Result::transpose)
+        self.get_mut().poll_recv(cx)
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> futures_core::FusedStream for WebSocket<T> {
+    /// Whether the receiving side is done: [`poll_recv`](WebSocket::poll_recv)
+    /// returns `None` from now on.
+    fn is_terminated(&self) -> bool {
+        self.done && self.last.is_none()
     }
 }
 
@@ -65,7 +73,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> futures_sink::Sink<Message> for WebSocke
             )));
         }
         let (kind, data) = match message {
-            Message::Text(data) => (MessageKind::Text, data),
+            Message::Text(text) => (MessageKind::Text, text.into_bytes()),
             Message::Binary(data) => (MessageKind::Binary, data),
             Message::Ping(payload) => {
                 let frame = ControlFrame::ping(&payload).map_err(Error::WebSocket)?;
@@ -79,7 +87,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> futures_sink::Sink<Message> for WebSocke
             }
             Message::Close(frame) => {
                 match frame {
-                    Some(frame) => this.buffer_close(frame.code, &frame.reason),
+                    Some(frame) => this.buffer_close(frame.close_code(), &frame.reason),
                     None => this.buffer_close(CloseCode::NORMAL, ""),
                 }
                 return Ok(());

@@ -6,13 +6,14 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
+use http::HeaderValue;
 use ringstream_core::ws::{CloseCode, ControlFrame, Decoder, Event, MessageKind, Role};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio::time::Sleep;
 
 use super::compression::{self, Compression};
-use super::{CloseFrame, Config, DeflateParams, Message};
+use super::{CloseFrame, Config, DeflateParams, Message, Utf8Bytes};
 use crate::error::Error;
 use crate::server::upgrade::{Io, Upgraded};
 use crate::stream::{Stream, StreamOptions};
@@ -82,6 +83,8 @@ pub struct WebSocket<T = Io> {
     pub(super) outgoing: Option<(Bytes, usize)>,
     /// permessage-deflate, when negotiated.
     pub(super) compression: Option<Box<Compression>>,
+    /// The subprotocol the handshake selected (`Sec-WebSocket-Protocol`).
+    pub(super) protocol: Option<HeaderValue>,
 }
 
 /// The last thing the receive side returns.
@@ -137,6 +140,36 @@ impl Gathered {
     }
 }
 
+impl<T> WebSocket<T> {
+    /// The subprotocol the handshake selected (the `Sec-WebSocket-Protocol`
+    /// of the `101`, see [`WebSocketUpgrade::protocols`]), as axum's
+    /// `WebSocket::protocol`.
+    ///
+    /// [`WebSocketUpgrade::protocols`]: super::WebSocketUpgrade::protocols
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::ws::{Config, Role, WebSocket};
+    /// use ringstream::Stream;
+    ///
+    /// let (io, _peer) = tokio::io::duplex(64);
+    /// let socket = WebSocket::from_stream(Stream::new(io), Role::Server, Config::default());
+    /// assert_eq!(socket.protocol(), None); // no handshake, no subprotocol
+    /// ```
+    pub fn protocol(&self) -> Option<&HeaderValue> {
+        self.protocol.as_ref()
+    }
+
+    /// The same as [`protocol`](Self::protocol), under the name of
+    /// [`WebSocketUpgrade::selected_protocol`].
+    ///
+    /// [`WebSocketUpgrade::selected_protocol`]: super::WebSocketUpgrade::selected_protocol
+    pub fn selected_protocol(&self) -> Option<&HeaderValue> {
+        self.protocol.as_ref()
+    }
+}
+
 impl<T> std::fmt::Debug for WebSocket<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WebSocket")
@@ -149,15 +182,16 @@ impl<T> std::fmt::Debug for WebSocket<T> {
 impl WebSocket<Io> {
     /// The server's side of an upgraded connection (without extensions).
     pub fn from_upgraded(upgraded: Upgraded, config: Config) -> WebSocket<Io> {
-        WebSocket::from_upgraded_with(upgraded, config, None)
+        WebSocket::from_upgraded_with(upgraded, config, None, None)
     }
 
     /// The server's side of an upgraded connection, with permessage-deflate
-    /// when `deflate` was negotiated.
+    /// when `deflate` was negotiated and the subprotocol `protocol` selected.
     pub(crate) fn from_upgraded_with(
         upgraded: Upgraded,
         config: Config,
         deflate: Option<DeflateParams>,
+        protocol: Option<HeaderValue>,
     ) -> WebSocket<Io> {
         let (stream, stop) = upgraded.into_parts();
         let mut socket = WebSocket::from_stream(stream, Role::Server, config);
@@ -174,6 +208,7 @@ impl WebSocket<Io> {
             let _ = waiting.wait_for(|stopping| *stopping).await;
         }));
         socket.stop = Some(stop);
+        socket.protocol = protocol;
         socket
     }
 }
@@ -229,29 +264,58 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             last: None,
             outgoing: None,
             compression: None,
+            protocol: None,
         }
     }
 
-    /// The next message; `None` once the connection is closed (after the
-    /// peer's Close, which is returned first as [`Message::Close`]).
+    /// The next message, as axum's `WebSocket::recv`: `Some(Ok(message))`,
+    /// `Some(Err(error))` once when the connection fails, and `None` once
+    /// it is done — after the peer's Close, which is returned first as
+    /// [`Message::Close`], or after the error.
     ///
-    /// Pings are answered with a Pong here, before they are returned. A
-    /// protocol violation closes the connection with its close code (1002,
-    /// 1007 or 1009) and is returned as [`Error::WebSocket`]. A server-side
-    /// connection whose server begins to shut down sends a Close with 1001
-    /// (going away) and goes on receiving until the peer's Close.
+    /// Pings are answered with a Pong here, before they are returned. The
+    /// peer's Close is answered with a Close that echoes its code and
+    /// reason before it is returned. A protocol violation closes the
+    /// connection with its close code (1002, 1007 or 1009) and is returned
+    /// as [`Error::WebSocket`]. A server-side connection whose server
+    /// begins to shut down sends a Close with 1001 (going away) and goes on
+    /// receiving until the peer's Close.
     ///
     /// # Errors
     ///
-    /// [`Error::WebSocket`] for a protocol violation, [`Error::TimedOut`]
-    /// when the peer did not answer the idle Ping within
-    /// [`Config::idle_timeout`], and I/O errors.
+    /// `Some(Err(..))`: [`Error::WebSocket`] for a protocol violation,
+    /// [`Error::TimedOut`] when the peer did not answer the idle Ping
+    /// within [`Config::idle_timeout`], [`Error::Closed`] when the peer
+    /// ended the connection without a Close, and I/O errors.
     ///
     /// # Cancel safety
     ///
     /// Cancel safe while it waits for bytes: what was read stays buffered;
     /// a message being gathered is kept.
-    pub async fn recv(&mut self) -> Result<Option<Message>, Error> {
+    ///
+    /// # Examples
+    ///
+    /// The loop of axum's examples:
+    ///
+    /// ```
+    /// use ringstream::ws::{Message, WebSocket};
+    ///
+    /// async fn handle_socket(mut socket: WebSocket) {
+    ///     while let Some(msg) = socket.recv().await {
+    ///         let Ok(msg) = msg else {
+    ///             return; // the client disconnected
+    ///         };
+    ///         if let Message::Text(text) = &msg {
+    ///             println!("got {}", text.as_str());
+    ///         }
+    ///         if socket.send(msg).await.is_err() {
+    ///             return;
+    ///         }
+    ///     }
+    /// }
+    /// # let _ = handle_socket;
+    /// ```
+    pub async fn recv(&mut self) -> Option<Result<Message, Error>> {
         poll_fn(|cx| self.poll_recv(cx)).await
     }
 
@@ -261,7 +325,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// # Errors
     ///
     /// As [`recv`](Self::recv).
-    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<Option<Message>, Error>> {
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Message, Error>>> {
         loop {
             if self.last.is_some() {
                 // A Close to echo, or a violation to close with: it goes
@@ -269,13 +333,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
                 ready!(self.stream.poll_flush_all(cx))?;
                 let _ = ready!(self.stream.poll_close_write(cx));
                 return Poll::Ready(match self.last.take() {
-                    Some(Last::Message(message)) => Ok(Some(message)),
-                    Some(Last::Error(e)) => Err(Error::WebSocket(e)),
-                    None => Ok(None),
+                    Some(Last::Message(message)) => Some(Ok(message)),
+                    Some(Last::Error(e)) => Some(Err(Error::WebSocket(e))),
+                    None => None,
                 });
             }
             if self.done {
-                return Poll::Ready(Ok(None));
+                return Poll::Ready(None);
             }
             if self.incoming.is_none() {
                 if self.stream.buffered().is_empty() && self.decoder.at_frame_start() {
@@ -287,8 +351,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
                     Ok(Some(whole)) => {
                         self.idle_since = None;
                         let data = self.take(whole.payload, whole.consumed);
-                        return Poll::Ready(Ok(Some(match whole.kind {
-                            MessageKind::Text => Message::Text(data),
+                        return Poll::Ready(Some(Ok(match whole.kind {
+                            MessageKind::Text => Message::Text(Utf8Bytes::from_checked(data)),
                             MessageKind::Binary => Message::Binary(data),
                         })));
                     }
@@ -385,8 +449,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
                             },
                             _ => data.into_bytes(),
                         };
-                        return Poll::Ready(Ok(Some(match kind {
-                            MessageKind::Text => Message::Text(data),
+                        return Poll::Ready(Some(Ok(match kind {
+                            MessageKind::Text => Message::Text(Utf8Bytes::from_checked(data)),
                             MessageKind::Binary => Message::Binary(data),
                         })));
                     }
@@ -399,21 +463,27 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
                             self.stream.buffer_write(pong.as_bytes());
                         }
                     }
-                    return Poll::Ready(Ok(Some(Message::Ping(payload))));
+                    return Poll::Ready(Some(Ok(Message::Ping(payload))));
                 }
                 Event::Pong(range) => {
                     self.ping_outstanding = false;
                     let payload = self.take(range, decoded.consumed);
-                    return Poll::Ready(Ok(Some(Message::Pong(payload))));
+                    return Poll::Ready(Some(Ok(Message::Pong(payload))));
                 }
                 Event::Close { code, reason } => {
-                    let reason = self.take(reason, decoded.consumed);
-                    let reason = String::from_utf8_lossy(&reason).into_owned();
+                    // The decoder checked the reason's UTF-8 (a Close
+                    // with an invalid one fails the connection with 1007).
+                    let reason = Utf8Bytes::from_checked(self.take(reason, decoded.consumed));
                     self.done = true;
                     self.incoming = None;
-                    // Echo the code (RFC 6455 §5.5.1).
-                    self.buffer_close(code.unwrap_or(CloseCode::NORMAL), "");
-                    let frame = code.map(|code| CloseFrame { code, reason });
+                    // Echo the code and the reason (RFC 6455 §5.5.1); a
+                    // Close without a code is answered with one without a
+                    // code (1005, "no status", is never sent).
+                    self.buffer_close(code.unwrap_or(CloseCode::NO_STATUS), &reason);
+                    let frame = code.map(|code| CloseFrame {
+                        code: code.as_u16(),
+                        reason,
+                    });
                     self.last = Some(Last::Message(Message::Close(frame)));
                 }
             }

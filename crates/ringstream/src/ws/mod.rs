@@ -44,7 +44,7 @@
 //! (`Option<Result<Message, Error>>`), `send` and `protocol`, and is a
 //! `Stream` and `Sink` of messages (`split` with `futures_util`);
 //! [`Message`], [`CloseFrame`], [`Utf8Bytes`] and [`close_code`] have axum's
-//! shapes. `tests/ws_axum_examples.rs` runs axum's `websockets` and `chat`
+//! shapes. `tests/axum/ws_examples.rs` runs axum's `websockets` and `chat`
 //! examples so.
 //!
 //! What differs:

@@ -6,7 +6,7 @@
 //! free loopback port by the test) instead of binding port 3000, and sets
 //! no global tracing subscriber.
 //!
-//! The WebSocket examples (echo and chat) are in `ws_axum_examples.rs`.
+//! The WebSocket examples (echo and chat) are in `ws_examples.rs`.
 
 use std::net::SocketAddr;
 use std::time::Duration;

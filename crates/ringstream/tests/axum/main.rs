@@ -8,7 +8,8 @@
 //!   `into_make_service_with_connect_info` in every form;
 //! - `examples`: axum's own JSON, SSE, static-file and `ConnectInfo`
 //!   examples;
-//! - `app`: a realistic application, every route against `axum::serve`.
+//! - `app`: a realistic application, every route against `axum::serve`;
+//! - `ws_examples`: axum's WebSocket examples (echo and chat).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -18,3 +19,4 @@ mod connect_info;
 mod examples;
 mod framing;
 mod router;
+mod ws_examples;

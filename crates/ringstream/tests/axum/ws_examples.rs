@@ -5,9 +5,6 @@
 //!
 //! Each example sits in a module of its own; the comment at its top lists
 //! every line that differs from axum's.
-#![cfg(feature = "axum")]
-
-mod common;
 
 use std::time::Duration;
 
@@ -570,7 +567,7 @@ async fn the_axum_extractor_refuses_with_a_text_body() {
         .await
         .unwrap();
     let mut buf = Vec::new();
-    let response = common::read_response(&mut socket, &mut buf, false).await;
+    let response = crate::common::read_response(&mut socket, &mut buf, false).await;
     assert_eq!(response.status, 426);
     assert_eq!(
         response.header("content-type"),
@@ -584,6 +581,6 @@ async fn the_axum_extractor_refuses_with_a_text_body() {
         .write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         .await
         .unwrap();
-    let page = common::read_response(&mut socket, &mut buf, false).await;
+    let page = crate::common::read_response(&mut socket, &mut buf, false).await;
     assert_eq!(page.status, 200);
 }

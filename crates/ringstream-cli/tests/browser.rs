@@ -11,17 +11,38 @@
 //! The browser is `$RINGSTREAM_CHROMIUM` when set (and then nothing else),
 //! otherwise `/usr/bin/chromium` (Debian's `chromium`, which `.ci/run`
 //! installs), otherwise `chromium`, `chromium-browser` or `google-chrome` on
-//! `PATH`. Without one the test passes with a `browser test SKIPPED` line on
-//! stderr — unless `RINGSTREAM_REQUIRE_BROWSER=1` (as in `.ci/run`), which
-//! makes a missing browser a failure.
+//! `PATH`. The test starts that browser itself (headless, a fresh profile,
+//! `--remote-debugging-port=0`) and gives it [`BROWSER_START_TIMEOUT`]
+//! (15 s) to print its `DevTools listening on ws://…` line on stderr,
+//! accept the DevTools connection and tell its version; only then does
+//! `headless_chrome` drive it (`Browser::connect_with_timeout`). Without a
+//! browser, or with one that exits first (such as Ubuntu's
+//! `chromium-browser`, a wrapper that only says it requires the chromium
+//! snap), prints no such line in time or does not answer in time, the test
+//! passes with a `browser test SKIPPED: …` line on stderr naming the
+//! browser and what it printed — unless `RINGSTREAM_REQUIRE_BROWSER=1` (as
+//! in `.ci/run`), which makes each of these a failure. Either way the test
+//! ends within those 15 s (at once when the browser exits): a browser that
+//! does not start is killed with its process group, never waited on.
+//!
+//! Nothing the test starts outlives it, however it ends: `ringstream serve`
+//! and the browser are started with `PR_SET_PDEATHSIG` = `SIGKILL` (so the
+//! kernel kills them when the test process dies, even by a signal), are
+//! killed when their guards drop, and write only into pipes the test reads
+//! (or `/dev/null`), never into `cargo test`'s own output. The tests
+//! below the dashboard's check this without a browser: fake browsers (a
+//! snap wrapper, one that hangs, one that never answers over DevTools) are
+//! given up on within the deadline and leave no process behind, and a
+//! server started as the test starts it dies when its parent is killed
+//! with `SIGKILL`.
 //!
 //! Environment: `DASHBOARD_MIN_EVENTS=N` waits for N stats pushes before the
 //! screenshot (a longer chart); `RINGSTREAM_UPDATE_DOCS_SCREENSHOT=1` also
 //! copies the screenshot to `docs/dashboard.png`.
 
-use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -30,20 +51,38 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
+use headless_chrome::browser::DEFAULT_ARGS;
 use headless_chrome::protocol::cdp::types::Event;
 use headless_chrome::protocol::cdp::{Log, Network, Page, Runtime};
-use headless_chrome::{Browser, LaunchOptions, Tab};
+use headless_chrome::{Browser, Tab};
 use serde_json::Value;
 
 /// Names looked up on `PATH` after `/usr/bin/chromium`.
 const BROWSER_NAMES: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
 
+/// How long the browser has, from its start, to print its DevTools address,
+/// accept the DevTools connection and tell its version. Past it the browser
+/// is killed and the test skips (fails under `RINGSTREAM_REQUIRE_BROWSER=1`).
+const BROWSER_START_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How long one DevTools call may go unanswered (and the browser silent)
+/// before `headless_chrome` gives up on it.
+const DEVTOOLS_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How many of the browser's first stderr lines are kept, to show when it
+/// does not start.
+const KEPT_BROWSER_LINES: usize = 8;
+
+/// What the browser prints on stderr once it accepts DevTools connections,
+/// before the `ws://` address.
+const DEVTOOLS_LINE: &str = "DevTools listening on ";
+
 /// The browser window, in CSS pixels (width, height).
 const WINDOW: (u32, u32) = (1280, 900);
 
-/// Flags beyond headless mode, no sandbox (the tests run as root in CI) and
-/// no GPU, which `LaunchOptions` sets: nothing in the browser reaches out
-/// to the network on its own.
+/// Flags beyond `headless_chrome`'s `DEFAULT_ARGS`, headless mode, no
+/// sandbox (the tests run as root in CI) and no GPU: nothing in the browser
+/// reaches out to the network on its own.
 const EXTRA_FLAGS: [&str; 5] = [
     "--disable-quic",
     "--no-first-run",
@@ -54,6 +93,237 @@ const EXTRA_FLAGS: [&str; 5] = [
 
 /// How often a condition in the page is checked again, in milliseconds.
 const POLL_MS: u64 = 100;
+
+/// The environment variable that turns a run of this test binary into the
+/// helper process of [`a_started_server_dies_when_the_process_that_started_it_is_killed`].
+const HELPER_ENV: &str = "RINGSTREAM_BROWSER_TEST_HELPER";
+
+/// What the helper process prints before the server's pid.
+const HELPER_PID_LINE: &str = "helper's server pid ";
+
+/// Makes `command`'s process die (`SIGKILL`) when the thread spawning it
+/// ends — with the test, however it ends, even killed by a signal. Spawn
+/// from the test's own thread (or one that lives as long as the test): the
+/// kernel sends the signal when that *thread* exits.
+fn dies_with_spawning_thread(command: &mut Command) -> &mut Command {
+    // Our pid, taken before the fork: the child compares its parent with it.
+    let parent = libc::pid_t::try_from(std::process::id()).expect("a pid fits pid_t");
+    // SAFETY: the closure runs in the forked child before `exec`; it only
+    // calls `prctl`, `getppid` and `_exit`, which are async-signal-safe, and
+    // allocates nothing (`last_os_error` holds a plain errno).
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died between the fork and the prctl,
+            // which then fires never.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Whether RINGSTREAM_REQUIRE_BROWSER=1 makes a browser that cannot be used
+/// a failure.
+fn browser_required() -> bool {
+    std::env::var_os("RINGSTREAM_REQUIRE_BROWSER").is_some_and(|v| v == "1")
+}
+
+/// No browser to use, because `why`: a failure under
+/// `RINGSTREAM_REQUIRE_BROWSER=1`, otherwise a `browser test SKIPPED` line.
+fn skip_or_fail(why: &str) {
+    assert!(
+        !browser_required(),
+        "RINGSTREAM_REQUIRE_BROWSER=1 but {why}; install Debian's `chromium` \
+         (apt-get install chromium) or point RINGSTREAM_CHROMIUM at a browser"
+    );
+    // Straight to the stderr handle: libtest captures `eprintln!`, and a
+    // skip must show in plain `cargo test` output.
+    let _ = std::io::stderr().write_all(
+        format!(
+            "browser test SKIPPED: {why} (RINGSTREAM_REQUIRE_BROWSER=1 makes this a failure)\n"
+        )
+        .as_bytes(),
+    );
+}
+
+/// A browser this test started, leader of its own process group: dropping
+/// it kills the whole group (the browser's renderers and helpers too, and
+/// what a wrapper script started), then reaps the leader.
+struct BrowserProcess {
+    child: Child,
+    /// The first [`KEPT_BROWSER_LINES`] lines it printed on stderr.
+    first_lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl BrowserProcess {
+    /// What it printed so far, for a message.
+    fn printed(&self) -> String {
+        let lines = self.first_lines.lock().unwrap_or_else(|e| e.into_inner());
+        if lines.is_empty() {
+            "it printed nothing".to_owned()
+        } else {
+            format!("it printed: {}", lines.join(" | "))
+        }
+    }
+}
+
+impl Drop for BrowserProcess {
+    fn drop(&mut self) {
+        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
+            // The leader is not reaped yet (at worst a zombie), so its pid
+            // still names this group and no other.
+            // SAFETY: kill(2) with a negative pid signals that process
+            // group; no memory is involved.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+        // The leader once more, by itself: were it not leading a group,
+        // the wait below would last as long as it does.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the browser at `path`, headless on a fresh `profile`, and waits
+/// at most `timeout` for its DevTools address. Returns the running browser
+/// and its `ws://` address; or, once the browser and its process group are
+/// killed, why it did not start and what it printed.
+fn start_browser(
+    path: &Path,
+    profile: &Path,
+    timeout: Duration,
+) -> Result<(BrowserProcess, String), String> {
+    let started = Instant::now();
+    let mut command = Command::new(path);
+    command
+        .arg("--remote-debugging-port=0")
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(DEFAULT_ARGS)
+        .args(EXTRA_FLAGS)
+        .arg(format!("--window-size={},{}", WINDOW.0, WINDOW.1))
+        .args(["--headless", "--disable-gpu", "--no-sandbox"])
+        .arg("--disable-setuid-sandbox")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = dies_with_spawning_thread(&mut command)
+        .spawn()
+        .map_err(|e| format!("{} cannot be run: {e}", path.display()))?;
+    let stderr = child.stderr.take().expect("browser stderr");
+    let browser = BrowserProcess {
+        child,
+        first_lines: Arc::new(Mutex::new(Vec::new())),
+    };
+    let (tx, rx) = mpsc::channel();
+    let first_lines = browser.first_lines.clone();
+    thread::spawn(move || {
+        // Drains the browser's stderr for as long as it runs, so it never
+        // blocks on a full pipe; ends when the pipe closes.
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            {
+                let mut kept = first_lines.lock().unwrap_or_else(|e| e.into_inner());
+                if kept.len() < KEPT_BROWSER_LINES {
+                    kept.push(line.clone());
+                }
+            }
+            let _ = tx.send(line);
+        }
+    });
+    let did_not_start = |browser: &BrowserProcess, how: &str| {
+        format!(
+            "{} did not start within {} s: {how}; {}",
+            path.display(),
+            timeout.as_secs(),
+            browser.printed()
+        )
+    };
+    loop {
+        let left = timeout.saturating_sub(started.elapsed());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                if let Some((_, url)) = line.split_once(DEVTOOLS_LINE) {
+                    let url = url.trim();
+                    if url.starts_with("ws://") {
+                        return Ok((browser, url.to_owned()));
+                    }
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let how = format!("no `{DEVTOOLS_LINE}ws://…` line on its stderr");
+                return Err(did_not_start(&browser, &how));
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                // Its stderr closed: it exited (a process closes its files
+                // a moment before it can be reaped), or it lives on without
+                // stderr; dropping `browser` kills it either way.
+                let mut browser = browser;
+                let reaped = Instant::now() + Duration::from_millis(500);
+                let how = loop {
+                    match browser.child.try_wait() {
+                        Ok(Some(status)) => break format!("it exited ({status})"),
+                        Ok(None) if Instant::now() < reaped => {
+                            thread::sleep(Duration::from_millis(10));
+                        }
+                        _ => break "it closed its stderr".to_owned(),
+                    }
+                };
+                return Err(did_not_start(&browser, &how));
+            }
+        }
+    }
+}
+
+/// A browser this test started, driven over the DevTools protocol. The
+/// `Browser` is dropped before the process, which then is killed.
+struct Launched {
+    browser: Browser,
+    /// The browser's product and version.
+    version: String,
+    _process: BrowserProcess,
+}
+
+/// Starts the browser at `path` ([`start_browser`]) and connects to it;
+/// all within `timeout`, or an error once the browser is killed.
+fn launch_browser(path: &Path, profile: &Path, timeout: Duration) -> Result<Launched, String> {
+    let started = Instant::now();
+    let (process, url) = start_browser(path, profile, timeout)?;
+    // The connection's handshake and the first calls have no deadline of
+    // their own: on a thread, given what is left of `timeout`. Past it,
+    // killing the browser closes the socket the thread waits on.
+    let (tx, rx) = mpsc::channel();
+    let connect_url = url.clone();
+    thread::spawn(move || {
+        let connected =
+            Browser::connect_with_timeout(connect_url, DEVTOOLS_IDLE_TIMEOUT).and_then(|browser| {
+                let version = browser.get_version()?.product;
+                Ok((browser, version))
+            });
+        let _ = tx.send(connected);
+    });
+    let not_answered = |how: String| {
+        format!(
+            "{} did not answer over DevTools ({url}) within {} s: {how}; {}",
+            path.display(),
+            timeout.as_secs(),
+            process.printed()
+        )
+    };
+    match rx.recv_timeout(timeout.saturating_sub(started.elapsed())) {
+        Ok(Ok((browser, version))) => Ok(Launched {
+            browser,
+            version,
+            _process: process,
+        }),
+        Ok(Err(e)) => Err(not_answered(format!("{e:#}"))),
+        Err(_) => Err(not_answered("no answer".to_owned())),
+    }
+}
 
 /// A child process killed when dropped, so a failing assertion leaves no
 /// server behind.
@@ -129,21 +399,31 @@ fn find_chromium() -> Result<PathBuf, String> {
 }
 
 /// Start `ringstream serve` on a free loopback port; returns the guard and
-/// the address it printed.
+/// the address it printed. The server dies with the calling thread (see
+/// [`dies_with_spawning_thread`]) and writes into pipes this process reads,
+/// its stderr passed on with a `server: ` prefix.
 fn start_server() -> (ChildGuard, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ringstream"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ringstream"));
+    command
         .args(["serve", "--addr", "127.0.0.1:0"])
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped());
+    let mut child = dies_with_spawning_thread(&mut command)
         .spawn()
         .expect("start the ringstream binary");
     let stdout = child.stdout.take().expect("server stdout");
+    let stderr = child.stderr.take().expect("server stderr");
     let guard = ChildGuard {
         child,
         what: "server",
     };
+    thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("server: {line}");
+        }
+    });
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
         // Keep draining after the address, so the server never blocks on a
@@ -597,17 +877,7 @@ fn dashboard_shows_live_counters_chart_and_inverters_in_chromium() {
     let chromium = match find_chromium() {
         Ok(path) => path,
         Err(why) => {
-            assert!(
-                std::env::var_os("RINGSTREAM_REQUIRE_BROWSER").is_none_or(|v| v != "1"),
-                "RINGSTREAM_REQUIRE_BROWSER=1 but {why}; install Debian's `chromium` \
-                 (apt-get install chromium) or point RINGSTREAM_CHROMIUM at a browser"
-            );
-            // Straight to the stderr handle: libtest captures `eprintln!`,
-            // and a skip must show in plain `cargo test` output.
-            let _ = std::io::stderr().write_all(
-                format!("browser test SKIPPED: {why} (RINGSTREAM_REQUIRE_BROWSER=1 makes this a failure)\n")
-                    .as_bytes(),
-            );
+            skip_or_fail(&why);
             return;
         }
     };
@@ -620,6 +890,26 @@ fn dashboard_shows_live_counters_chart_and_inverters_in_chromium() {
     let wait = Duration::from_secs(20 + min_events as u64);
     println!("browser {}", chromium.display());
 
+    // Declared before the browser, so removed after it is killed.
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let profile = Profile(tmp.join(format!("chromium-profile-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&profile.0);
+    std::fs::create_dir_all(&profile.0).expect("create the browser profile");
+    let browser_started = Instant::now();
+    let launched = match launch_browser(&chromium, &profile.0, BROWSER_START_TIMEOUT) {
+        Ok(launched) => launched,
+        Err(why) => {
+            skip_or_fail(&why);
+            return;
+        }
+    };
+    println!(
+        "browser started in {:.1} s",
+        browser_started.elapsed().as_secs_f64()
+    );
+    let browser = &launched.browser;
+    let version = &launched.version;
+
     let (_server, addr) = start_server();
     let url = format!("http://{addr}/");
     println!("server at {url}");
@@ -628,28 +918,8 @@ fn dashboard_shows_live_counters_chart_and_inverters_in_chromium() {
     let _stop_traffic = StopOnDrop(stop.clone());
     let traffic = spawn_traffic(addr, stop.clone(), sent.clone());
 
-    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let profile = Profile(tmp.join(format!("chromium-profile-{}", std::process::id())));
-    let _ = std::fs::remove_dir_all(&profile.0);
-    std::fs::create_dir_all(&profile.0).expect("create the browser profile");
-    let browser_started = Instant::now();
-    let options = LaunchOptions {
-        path: Some(chromium.clone()),
-        headless: true,
-        sandbox: false,
-        enable_gpu: false,
-        window_size: Some(WINDOW),
-        user_data_dir: Some(profile.0.clone()),
-        args: EXTRA_FLAGS.iter().map(OsStr::new).collect(),
-        idle_browser_timeout: Duration::from_secs(120),
-        ..LaunchOptions::default()
-    };
-    let browser =
-        Browser::new(options).unwrap_or_else(|e| panic!("launch {}: {e}", chromium.display()));
-    let version = browser.get_version().map(|v| v.product).unwrap_or_default();
-
     // The page over the WebSocket.
-    let (tab, seen) = open_tab(&browser, wait, None);
+    let (tab, seen) = open_tab(browser, wait, None);
     load(&tab, &seen, &url);
     let deadline = Instant::now() + wait;
     wait_for(
@@ -707,7 +977,7 @@ fn dashboard_shows_live_counters_chart_and_inverters_in_chromium() {
     let png = full_page_screenshot(&tab);
 
     // The page whose WebSocket fails: server-sent events instead.
-    let (fallback_tab, fallback_seen) = open_tab(&browser, wait, Some(FAILING_WEBSOCKET));
+    let (fallback_tab, fallback_seen) = open_tab(browser, wait, Some(FAILING_WEBSOCKET));
     load(&fallback_tab, &fallback_seen, &url);
     let fallback_deadline = Instant::now() + wait;
     wait_for(
@@ -877,5 +1147,289 @@ fn dashboard_shows_live_counters_chart_and_inverters_in_chromium() {
         "browser check {browser_secs:.1} s, whole test {:.1} s, {} background requests",
         started.elapsed().as_secs_f64(),
         sent.load(Ordering::Relaxed)
+    );
+}
+
+/// Slack on top of a deadline for the checks below: a loaded machine.
+const SLACK: Duration = Duration::from_secs(3);
+
+/// The deadline the fake browsers below are given (the dashboard's test
+/// gives [`BROWSER_START_TIMEOUT`] on the same code path).
+const FAKE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A fresh directory for one test's fake browser, removed when dropped.
+fn scratch(name: &str) -> Profile {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("browser-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create a scratch directory");
+    Profile(dir)
+}
+
+/// Writes an executable shell script `name` into `dir` with `body`.
+fn fake_browser(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write the fake browser");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .expect("make the fake browser executable");
+    path
+}
+
+/// Whether process `pid` has ended: gone, or a zombie no one reaped yet
+/// (this container's init may not reap the orphans it inherits).
+fn has_ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // `pid (comm) S ...`: the state follows the last `)`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+/// Waits up to `limit` for process `pid` to end; false if it still runs.
+fn ends_within(pid: u32, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while !has_ended(pid) {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// The pids a fake browser wrote into `file`, one a line, waiting a little
+/// for it to have written `n` of them.
+fn pids_in(file: &Path, n: usize) -> Vec<u32> {
+    let deadline = Instant::now() + SLACK;
+    loop {
+        let pids: Vec<u32> = std::fs::read_to_string(file)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        if pids.len() >= n || Instant::now() >= deadline {
+            return pids;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Ubuntu's `chromium-browser` without the snap: a note, exit status 1.
+/// The launch gives up as soon as it exits, saying what it printed.
+#[test]
+fn a_browser_that_exits_at_once_is_given_up_on_with_what_it_printed() {
+    let dir = scratch("snap-wrapper");
+    let fake = fake_browser(
+        &dir.0,
+        "chromium-browser",
+        "echo \"Command '/usr/bin/chromium-browser' requires the chromium snap to be installed.\" >&2\n\
+         echo 'Please install it with:' >&2\n\
+         echo 'snap install chromium' >&2\n\
+         exit 1",
+    );
+    let started = Instant::now();
+    let Err(why) = launch_browser(&fake, &dir.0, FAKE_TIMEOUT) else {
+        panic!("the snap wrapper started as a browser");
+    };
+    let took = started.elapsed();
+    println!("{took:.2?}: {why}");
+    assert!(took < FAKE_TIMEOUT, "gave up after {took:?}: {why}");
+    for part in [
+        "did not start within 2 s",
+        "it exited (exit status: 1)",
+        "requires the chromium snap to be installed. | Please install it with: | snap install chromium",
+    ] {
+        assert!(why.contains(part), "{part:?} not in {why:?}");
+    }
+}
+
+/// A browser that prints something, then hangs, its stderr held open by a
+/// child of its own: given up on at the deadline, and the browser and its
+/// child are killed.
+#[test]
+fn a_browser_that_hangs_is_given_up_on_at_the_deadline_and_killed_with_its_children() {
+    let dir = scratch("hanging");
+    let pids = dir.0.join("pids");
+    let fake = fake_browser(
+        &dir.0,
+        "chromium",
+        &format!(
+            "echo $$ > '{pids}'\n\
+             sleep 600 &\n\
+             echo $! >> '{pids}'\n\
+             echo 'starting, slowly' >&2\n\
+             wait",
+            pids = pids.display()
+        ),
+    );
+    let started = Instant::now();
+    let Err(why) = launch_browser(&fake, &dir.0, FAKE_TIMEOUT) else {
+        panic!("the hanging fake started as a browser");
+    };
+    let took = started.elapsed();
+    println!("{took:.2?}: {why}");
+    assert!(
+        took >= FAKE_TIMEOUT && took < FAKE_TIMEOUT + SLACK,
+        "gave up after {took:?}: {why}"
+    );
+    for part in [
+        "did not start within 2 s: no `DevTools listening on ws://…` line",
+        "it printed: starting, slowly",
+    ] {
+        assert!(why.contains(part), "{part:?} not in {why:?}");
+    }
+    let pids = pids_in(&pids, 2);
+    assert_eq!(pids.len(), 2, "the fake's pids: {pids:?}");
+    for pid in pids {
+        assert!(
+            ends_within(pid, Duration::from_secs(2)),
+            "process {pid} of the hanging browser still runs"
+        );
+    }
+}
+
+/// A browser that prints its DevTools address but never answers there (a
+/// listener that accepts and stays silent): given up on at the deadline,
+/// and killed.
+#[test]
+fn a_browser_that_does_not_answer_over_devtools_is_given_up_on_at_the_deadline() {
+    let dir = scratch("silent");
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a silent listener");
+    let port = silent.local_addr().expect("its address").port();
+    let pids = dir.0.join("pids");
+    let fake = fake_browser(
+        &dir.0,
+        "chromium",
+        &format!(
+            "echo $$ > '{pids}'\n\
+             echo 'DevTools listening on ws://127.0.0.1:{port}/devtools/browser/fake' >&2\n\
+             exec sleep 600",
+            pids = pids.display()
+        ),
+    );
+    let started = Instant::now();
+    let Err(why) = launch_browser(&fake, &dir.0, FAKE_TIMEOUT) else {
+        panic!("the silent fake answered as a browser");
+    };
+    let took = started.elapsed();
+    println!("{took:.2?}: {why}");
+    assert!(
+        took >= FAKE_TIMEOUT && took < FAKE_TIMEOUT + SLACK,
+        "gave up after {took:?}: {why}"
+    );
+    assert!(
+        why.contains(&format!(
+            "did not answer over DevTools (ws://127.0.0.1:{port}/devtools/browser/fake) within 2 s: no answer"
+        )),
+        "{why}"
+    );
+    let pids = pids_in(&pids, 1);
+    assert_eq!(pids.len(), 1, "the fake's pid: {pids:?}");
+    assert!(
+        ends_within(pids[0], Duration::from_secs(2)),
+        "the silent browser (pid {}) still runs",
+        pids[0]
+    );
+}
+
+/// Not a test of its own: the body of the helper process of
+/// [`a_started_server_dies_when_the_process_that_started_it_is_killed`]
+/// (this binary run again with [`HELPER_ENV`] set), and otherwise nothing.
+/// Starts a server as the dashboard's test does, prints its pid, and waits
+/// to be killed.
+#[test]
+fn helper_process_starting_a_server() {
+    if std::env::var_os(HELPER_ENV).is_none() {
+        return;
+    }
+    let (server, _addr) = start_server();
+    // Past libtest's capture, straight to the parent's pipe.
+    let mut out = std::io::stdout();
+    let _ = out.write_all(format!("{HELPER_PID_LINE}{}\n", server.child.id()).as_bytes());
+    let _ = out.flush();
+    // Killed long before; a bound all the same.
+    thread::sleep(Duration::from_secs(60));
+}
+
+/// A process that starts a server as the dashboard's test does, then is
+/// killed with `SIGKILL` (no destructor runs): the server dies with it, and
+/// nothing holds the killed process's output pipes open.
+#[test]
+fn a_started_server_dies_when_the_process_that_started_it_is_killed() {
+    let mut command = Command::new(std::env::current_exe().expect("this test binary"));
+    command
+        .args(["--exact", "helper_process_starting_a_server"])
+        .args(["--nocapture", "--test-threads=1", "--quiet"])
+        .env(HELPER_ENV, "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = dies_with_spawning_thread(&mut command)
+        .spawn()
+        .expect("start the helper process");
+    let stdout = child.stdout.take().expect("helper stdout");
+    let stderr = child.stderr.take().expect("helper stderr");
+    let mut helper = ChildGuard {
+        child,
+        what: "helper",
+    };
+    // Each pipe read to its end on a thread; the channel says when.
+    let (lines_tx, lines_rx) = mpsc::channel();
+    let (ended_tx, ended_rx) = mpsc::channel();
+    let stdout_ended = ended_tx.clone();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+        let _ = stdout_ended.send("stdout");
+    });
+    let helper_stderr = Arc::new(Mutex::new(String::new()));
+    let stderr_text = helper_stderr.clone();
+    thread::spawn(move || {
+        let mut text = String::new();
+        let _ = BufReader::new(stderr).read_to_string(&mut text);
+        *stderr_text.lock().unwrap_or_else(|e| e.into_inner()) = text;
+        let _ = ended_tx.send("stderr");
+    });
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let server_pid: u32 = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(line) = lines_rx.recv_timeout(left) else {
+            panic!(
+                "the helper printed no server pid; its stderr: {}",
+                helper_stderr.lock().unwrap_or_else(|e| e.into_inner())
+            );
+        };
+        if let Some(pid) = line.strip_prefix(HELPER_PID_LINE) {
+            break pid.trim().parse().expect("the server's pid");
+        }
+    };
+    assert!(
+        !has_ended(server_pid),
+        "the server {server_pid} is not running"
+    );
+
+    let helper_pid = libc::pid_t::try_from(helper.child.id()).expect("a pid fits pid_t");
+    // SAFETY: kill(2) on our own child, not reaped yet; no memory involved.
+    assert_eq!(unsafe { libc::kill(helper_pid, libc::SIGKILL) }, 0);
+    let _ = helper.child.wait();
+    let killed = Instant::now();
+    assert!(
+        ends_within(server_pid, Duration::from_secs(2)),
+        "the server {server_pid} outlived the helper that started it"
+    );
+    for _ in 0..2 {
+        let left = (killed + Duration::from_secs(2)).saturating_duration_since(Instant::now());
+        ended_rx
+            .recv_timeout(left)
+            .expect("the killed helper's output pipes still held open");
+    }
+    println!(
+        "server {server_pid} ended and the helper's pipes closed {:.0?} after SIGKILL",
+        killed.elapsed()
     );
 }

@@ -15,7 +15,7 @@
 //!   [`ConnectionInfo`]: `SocketAddr`,
 //!   `ConnectionInfo` and [`Addr`] are ready to use,
 //!   and a type of the application's own implements
-//!   `Connected<&ConnectionInfo>` (see [`MakeServiceFuture`]).
+//!   `Connected<&ConnectionInfo>` (see [`ReadyMakeService`]).
 //! - Every request over TCP also carries `ConnectInfo<SocketAddr>`, so the
 //!   `ConnectInfo` extractor works with the plain `Router` too (with
 //!   [`Config::connection_info`](crate::server::Config::connection_info),
@@ -115,9 +115,9 @@ use crate::{Error, Incoming, ResponseStream};
 /// # });
 /// ```
 #[derive(Debug, Clone)]
-pub struct MakeServiceFuture<M>(M);
+pub struct ReadyMakeService<M>(M);
 
-impl<M, S> MakeService for MakeServiceFuture<M>
+impl<M, S> MakeService for ReadyMakeService<M>
 where
     M: for<'a> Service<&'a ConnectionInfo, Response = S> + Clone + Send + 'static,
 {
@@ -146,10 +146,10 @@ where
     S: Clone + Send + 'static,
     C: for<'a> Connected<&'a ConnectionInfo>,
 {
-    type MakeService = MakeServiceFuture<Self>;
+    type MakeService = ReadyMakeService<Self>;
 
-    fn into_make_service(self) -> MakeServiceFuture<Self> {
-        MakeServiceFuture(self)
+    fn into_make_service(self) -> ReadyMakeService<Self> {
+        ReadyMakeService(self)
     }
 }
 
@@ -161,10 +161,10 @@ impl<S> IntoMakeService<RouterMakeServiceMarker> for axum::routing::IntoMakeServ
 where
     S: Clone + Send + 'static,
 {
-    type MakeService = MakeServiceFuture<Self>;
+    type MakeService = ReadyMakeService<Self>;
 
-    fn into_make_service(self) -> MakeServiceFuture<Self> {
-        MakeServiceFuture(self)
+    fn into_make_service(self) -> ReadyMakeService<Self> {
+        ReadyMakeService(self)
     }
 }
 
@@ -239,5 +239,67 @@ impl<S: Send + Sync> FromRequest<S> for Incoming {
     ) -> Result<Self, Self::Rejection> {
         use axum::RequestExt;
         Ok(Incoming::from_body(req.with_limited_body().into_body()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::{ready, Ready};
+
+    use super::*;
+
+    /// A make-service that answers with `answer`, or is never ready.
+    #[derive(Clone)]
+    struct Maker {
+        ready: bool,
+        answer: Result<u8, ()>,
+    }
+
+    impl Service<&ConnectionInfo> for Maker {
+        type Response = u8;
+        type Error = ();
+        type Future = Ready<Result<u8, ()>>;
+
+        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), ()>> {
+            if self.ready {
+                Poll::Ready(Ok(()))
+            } else {
+                Poll::Pending
+            }
+        }
+
+        fn call(&mut self, _info: &ConnectionInfo) -> Self::Future {
+            ready(self.answer)
+        }
+    }
+
+    fn made(ready: bool, answer: Result<u8, ()>) -> Option<u8> {
+        let info = ConnectionInfo::new(Addr::Unknown, Addr::Unknown);
+        ReadyMakeService(Maker { ready, answer }).make_service(&info)
+    }
+
+    #[test]
+    fn a_ready_make_service_makes_the_connections_service() {
+        assert_eq!(made(true, Ok(7)), Some(7));
+    }
+
+    #[test]
+    fn a_make_service_that_is_not_ready_or_fails_makes_none() {
+        assert_eq!(made(false, Ok(7)), None);
+        assert_eq!(made(true, Err(())), None);
+    }
+
+    #[test]
+    fn socket_addr_connect_info_of_a_connection_without_one_is_unspecified() {
+        let unix = ConnectionInfo::new(Addr::Unix(None), Addr::Unknown);
+        assert_eq!(
+            SocketAddr::connect_info(&unix),
+            SocketAddr::from(([0, 0, 0, 0], 0))
+        );
+        let tcp: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let info = ConnectionInfo::new(tcp, Addr::Unknown);
+        assert_eq!(SocketAddr::connect_info(&info), tcp);
+        assert_eq!(Addr::connect_info(&info), Addr::Tcp(tcp));
+        assert_eq!(ConnectionInfo::connect_info(&info), info);
     }
 }

@@ -27,11 +27,13 @@ extern crate std;
 pub mod error;
 pub mod h1;
 pub mod limits;
+pub mod out;
 pub mod ring;
 pub mod ws;
 
 pub use error::Error;
 pub use limits::Limits;
+pub use out::{OutOfSpace, SliceBuf, WriteBuf};
 pub use ring::RingBuffer;
 
 /// The README's examples, compiled and run as doc tests.

@@ -34,7 +34,7 @@ pub mod ws;
 pub use error::Error;
 pub use limits::Limits;
 pub use out::{OutOfSpace, SliceBuf, WriteBuf};
-pub use ring::RingBuffer;
+pub use ring::{FixedRing, RingBuffer};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

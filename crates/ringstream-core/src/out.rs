@@ -1,14 +1,17 @@
 //! Output buffers: where the core writes the bytes it makes (response
 //! heads, chunk framing, trailers), with or without a heap.
 //!
-//! Every writer of the core is generic over [`WriteBuf`], which two kinds
+//! Every writer of the core is generic over [`WriteBuf`], which three kinds
 //! of buffer implement:
 //!
 //! - `Vec<u8>`: grows, so it never runs out of space; its methods inline to
 //!   plain `extend_from_slice` calls;
 //! - [`SliceBuf`]: a caller's `&mut [u8]`, filled from the start, such as
 //!   the transmit buffer of an embedded server or the free run of a ring
-//!   ([`RingBuffer::spare_mut`](crate::RingBuffer::spare_mut)).
+//!   ([`FixedRing::spare_mut`](crate::ring::FixedRing::spare_mut));
+//! - the rings ([`FixedRing`](crate::ring::FixedRing) and
+//!   [`RingBuffer`](crate::RingBuffer)): bytes are appended after the
+//!   stored ones, across the wrap.
 //!
 //! A writer that runs out of space, or finds its input invalid, rewinds the
 //! buffer to where it started, so a buffer never holds half a head: running

@@ -294,7 +294,8 @@ impl Exchange {
     ///
     /// `out` is any [`WriteBuf`]: the `Vec<u8>` of a server on a heap, or a
     /// buffer of fixed size — a [`SliceBuf`](crate::SliceBuf) over a
-    /// transmit buffer — where a head that does not fit is [`Error::OutOfSpace`], the exchange unchanged: send
+    /// transmit buffer, a [`FixedRing`](crate::FixedRing) — where a head that
+    /// does not fit is [`Error::OutOfSpace`], the exchange unchanged: send
     /// what the buffer holds, then write the head again.
     ///
     /// The framing (RFC 9112 §6.3) is decided from the status, the request

@@ -20,10 +20,13 @@
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// Unit tests may use a heap whatever the features.
+#[cfg(any(feature = "alloc", test))]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod byte_str;
 pub mod error;
 pub mod h1;
 pub mod limits;
@@ -34,7 +37,10 @@ pub mod ws;
 pub use error::Error;
 pub use limits::Limits;
 pub use out::{OutOfSpace, SliceBuf, WriteBuf};
-pub use ring::{FixedRing, RingBuffer};
+pub use ring::FixedRing;
+#[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
+pub use ring::RingBuffer;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

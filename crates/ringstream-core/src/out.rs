@@ -4,14 +4,14 @@
 //! Every writer of the core is generic over [`WriteBuf`], which three kinds
 //! of buffer implement:
 //!
-//! - `Vec<u8>`: grows, so it never runs out of space; its methods inline to
-//!   plain `extend_from_slice` calls;
+//! - `Vec<u8>` (with `alloc`): grows, so it never runs out of space; its
+//!   methods inline to plain `extend_from_slice` calls;
 //! - [`SliceBuf`]: a caller's `&mut [u8]`, filled from the start, such as
 //!   the transmit buffer of an embedded server or the free run of a ring
 //!   ([`FixedRing::spare_mut`](crate::ring::FixedRing::spare_mut));
-//! - the rings ([`FixedRing`](crate::ring::FixedRing) and
-//!   [`RingBuffer`](crate::RingBuffer)): bytes are appended after the
-//!   stored ones, across the wrap.
+//! - the rings ([`FixedRing`](crate::ring::FixedRing) and, with `alloc`,
+//!   `RingBuffer`): bytes are appended after the stored ones, across the
+//!   wrap.
 //!
 //! A writer that runs out of space, or finds its input invalid, rewinds the
 //! buffer to where it started, so a buffer never holds half a head: running
@@ -119,6 +119,8 @@ impl fmt::Display for OutOfSpace {
 
 impl core::error::Error for OutOfSpace {}
 
+#[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 impl WriteBuf for alloc::vec::Vec<u8> {
     /// Appends `bytes`; a `Vec` grows, so this never fails.
     #[inline]

@@ -3,6 +3,9 @@
 //! §10.1.1), draining, upgrade (RFC 9110 §7.8) and response framing
 //! (RFC 9112 §6.3).
 
+// Writes the heads into `Vec<u8>`, which needs `alloc`.
+#![cfg(feature = "alloc")]
+
 use ringstream_core::h1::{
     BodyState, Decoder, Encoder, Exchange, Field, HeadParser, Next, ResponseFraming, ResponseHead,
     CONTINUE,

@@ -1,6 +1,10 @@
 //! Response encoding through the public API: framing rule, head writer,
 //! body encoders and the `Date` value.
 
+// Most cases write into `Vec<u8>`, which needs `alloc`; the fixed-buffer
+// paths are in `out.rs` and `fixed_ring.rs`.
+#![cfg(feature = "alloc")]
+
 use proptest::prelude::*;
 use ringstream_core::h1::decode::Decoder;
 use ringstream_core::h1::encode::{

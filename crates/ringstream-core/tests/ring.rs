@@ -1,6 +1,10 @@
 //! Integration tests for `RingBuffer` through its public API: every method,
 //! every wrap-around edge, the trait views, and a `VecDeque<u8>` model test.
 
+// The growable ring needs `alloc`; some of these tests use its `std::io`
+// views.
+#![cfg(feature = "std")]
+
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 

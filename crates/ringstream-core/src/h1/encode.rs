@@ -555,7 +555,7 @@ impl AsRef<[u8]> for ChunkPrefix {
 impl core::fmt::Debug for ChunkPrefix {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_tuple("ChunkPrefix")
-            .field(&bytes::Bytes::copy_from_slice(self.as_bytes()))
+            .field(&crate::byte_str::ByteStr(self.as_bytes()))
             .finish()
     }
 }

@@ -542,7 +542,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloc::vec::Vec;
+    use crate::out::SliceBuf;
 
     /// The head writer trusts the standard phrases without checking them.
     #[test]
@@ -558,33 +558,36 @@ mod tests {
 
     #[test]
     fn common_status_lines_match_the_general_form() {
+        let mut storage = [0u8; 64];
         for status in 100..=999u16 {
             let Some(line) = common_status_line(status) else {
                 continue;
             };
             let general = alloc::format!("HTTP/1.1 {status} {}\r\n", reason_phrase(status));
             assert_eq!(line, general.as_bytes(), "{status}");
-            let mut out = Vec::new();
+            let mut out = SliceBuf::new(&mut storage);
             write_status_line(&mut out, &ResponseHead::new(status)).unwrap();
-            assert_eq!(out, general.as_bytes());
+            assert_eq!(out.written(), general.as_bytes());
         }
         // A caller's reason, or HTTP/1.0, takes the general path.
-        let mut out = Vec::new();
+        let mut out = SliceBuf::new(&mut storage);
         write_status_line(&mut out, &ResponseHead::new(200).reason("Fine")).unwrap();
-        assert_eq!(out, b"HTTP/1.1 200 Fine\r\n");
+        assert_eq!(out.written(), b"HTTP/1.1 200 Fine\r\n");
         out.clear();
         let head = ResponseHead::new(200).version(Version::Http10);
         write_status_line(&mut out, &head).unwrap();
-        assert_eq!(out, b"HTTP/1.0 200 OK\r\n");
+        assert_eq!(out.written(), b"HTTP/1.0 200 OK\r\n");
     }
 
     #[test]
     fn write_u64_formats_extremes() {
-        let mut out = Vec::new();
+        let mut storage = [0u8; 22];
+        let mut out = SliceBuf::new(&mut storage);
         write_u64(&mut out, 0).unwrap();
-        out.push(b' ');
+        out.put(b" ").unwrap();
         write_u64(&mut out, u64::MAX).unwrap();
-        assert_eq!(out, b"0 18446744073709551615");
+        assert_eq!(out.written(), b"0 18446744073709551615");
+        assert_eq!(write_u64(&mut out, 1), Err(OutOfSpace));
     }
 
     #[test]
@@ -595,10 +598,11 @@ mod tests {
             values.extend([n - 1, n, n + 1]);
             n = next;
         }
+        let mut storage = [0u8; 20];
         for v in values {
-            let mut out = Vec::new();
+            let mut out = SliceBuf::new(&mut storage);
             write_u64(&mut out, v).unwrap();
-            assert_eq!(out, alloc::format!("{v}").into_bytes(), "{v}");
+            assert_eq!(out.written(), alloc::format!("{v}").as_bytes(), "{v}");
         }
     }
 }

@@ -12,7 +12,7 @@
 //! `spare_slices_mut` for the free bytes a socket read can land in, then
 //! `commit`.
 //!
-//! # The growable ring
+//! # The growable ring (`alloc`)
 //!
 //! [`RingBuffer`] comes in two forms:
 //!
@@ -38,9 +38,12 @@
 
 mod error;
 mod fixed;
+#[cfg(feature = "alloc")]
 mod growable;
 mod span;
 
 pub use error::ConsumeError;
 pub use fixed::FixedRing;
+#[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub use growable::RingBuffer;

@@ -59,7 +59,9 @@ fn encode(size: usize, chunk: usize) -> Vec<u8> {
     let mut left = size;
     while left > 0 {
         let n = left.min(chunk);
-        encoder.write_chunk(&pattern[..n], &mut wire);
+        encoder
+            .write_chunk(&pattern[..n], &mut wire)
+            .expect("a Vec has room");
         left -= n;
     }
     encoder

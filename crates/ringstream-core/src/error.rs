@@ -112,6 +112,12 @@ pub enum Error {
     BodyUnderflow,
     /// A response status code is not three digits (RFC 9110 §15).
     InvalidStatus,
+    /// The output buffer has no room for what was to be written (a response
+    /// head, the end of a chunked body): nothing was written. Only a buffer
+    /// of fixed size runs out ([`OutOfSpace`](crate::OutOfSpace)); send what
+    /// it holds and write again, or answer 500 if even an empty buffer is
+    /// too small.
+    OutOfSpace,
 }
 
 impl Error {
@@ -133,7 +139,10 @@ impl Error {
             Error::UnsupportedVersion => 505,
             Error::UnknownTransferCoding | Error::MethodTooLong => 501,
             Error::BodyTooLarge => 413,
-            Error::BodyOverflow | Error::BodyUnderflow | Error::InvalidStatus => 500,
+            Error::BodyOverflow
+            | Error::BodyUnderflow
+            | Error::InvalidStatus
+            | Error::OutOfSpace => 500,
             _ => 400,
         }
     }
@@ -177,6 +186,7 @@ impl Error {
             Error::BodyOverflow => "body longer than content-length",
             Error::BodyUnderflow => "body shorter than content-length",
             Error::InvalidStatus => "invalid status code",
+            Error::OutOfSpace => "no room in the output buffer",
         }
     }
 }
@@ -188,6 +198,14 @@ impl fmt::Display for Error {
 }
 
 impl core::error::Error for Error {}
+
+impl From<crate::OutOfSpace> for Error {
+    /// [`Error::OutOfSpace`].
+    #[inline]
+    fn from(_: crate::OutOfSpace) -> Error {
+        Error::OutOfSpace
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -3,6 +3,9 @@
 //! §10.1.1), draining, upgrade (RFC 9110 §7.8) and response framing
 //! (RFC 9112 §6.3).
 
+// Writes the heads into `Vec<u8>`, which needs `alloc`.
+#![cfg(feature = "alloc")]
+
 use ringstream_core::h1::{
     BodyState, Decoder, Encoder, Exchange, Field, HeadParser, Next, ResponseFraming, ResponseHead,
     CONTINUE,
@@ -436,4 +439,41 @@ fn a_426_keeps_its_upgrade_connection_option() {
         head.contains("\r\nconnection: keep-alive, upgrade\r\n"),
         "{head}"
     );
+}
+
+/// A server without a heap writes the head into its fixed transmit buffer:
+/// a head that does not fit is `OutOfSpace` and changes neither the buffer
+/// nor the exchange, so the server can send what the buffer holds and
+/// write the head again; the head that fits is the `Vec` path's.
+#[test]
+fn exchange_writes_its_head_into_a_fixed_buffer() {
+    use ringstream_core::{SliceBuf, WriteBuf};
+
+    let wire = b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
+    let fields: &[(&[u8], &[u8])] = &[(b"content-type", b"text/plain")];
+    let mut on_heap = exchange(wire);
+    let (expected, _) = head_of(&mut on_heap, 200, fields, Some(5));
+
+    let mut e = exchange(wire);
+    let before = e;
+    let head = ResponseHead::new(200).date(DATE);
+    let mut tx = [0u8; 128];
+    let mut out = SliceBuf::new(&mut tx);
+    // The interim bytes of an earlier write still wait in the buffer.
+    out.put(&[b'.'; 60]).unwrap();
+    let full = e.write_head(&mut out, &head, fields.iter().copied(), Some(5));
+    assert_eq!(full, Err(Error::OutOfSpace));
+    assert_eq!(out.written(), &[b'.'; 60][..]);
+    assert_eq!(e, before, "a refused head leaves the exchange unchanged");
+
+    // Sent: the buffer is empty again, and the head fits.
+    out.clear();
+    let encoder = e
+        .write_head(&mut out, &head, fields.iter().copied(), Some(5))
+        .unwrap();
+    assert_eq!(out.written(), expected.as_bytes());
+    assert!(expected.ends_with("connection: keep-alive\r\n\r\n"));
+    assert!(encoder.sends_body());
+    assert_eq!(e.after_response(true, 0), Next::KeepAlive);
+    assert_eq!(e, on_heap);
 }

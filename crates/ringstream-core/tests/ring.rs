@@ -1,12 +1,16 @@
 //! Integration tests for `RingBuffer` through its public API: every method,
 //! every wrap-around edge, the trait views, and a `VecDeque<u8>` model test.
 
+// The growable ring needs `alloc`; some of these tests use its `std::io`
+// views.
+#![cfg(feature = "std")]
+
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 
 use proptest::prelude::*;
 use ringstream_core::ring::ConsumeError;
-use ringstream_core::RingBuffer;
+use ringstream_core::{OutOfSpace, RingBuffer, WriteBuf};
 
 fn contents(r: &RingBuffer) -> Vec<u8> {
     let (a, b) = r.as_slices();
@@ -615,6 +619,9 @@ enum Op {
     MakeContiguous,
     Clear,
     SpareCommit(usize, u8),
+    SpareBoth(usize, u8),
+    Put(Vec<u8>),
+    Truncate(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -628,6 +635,9 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::MakeContiguous),
         1 => Just(Op::Clear),
         2 => ((0usize..40), any::<u8>()).prop_map(|(n, b)| Op::SpareCommit(n, b)),
+        2 => ((0usize..40), any::<u8>()).prop_map(|(n, b)| Op::SpareBoth(n, b)),
+        2 => proptest::collection::vec(any::<u8>(), 0..40).prop_map(Op::Put),
+        1 => (0usize..40).prop_map(Op::Truncate),
     ]
 }
 
@@ -637,6 +647,7 @@ fn check(r: &RingBuffer, m: &VecDeque<u8>) -> Result<(), TestCaseError> {
     prop_assert_eq!(r.is_empty(), m.is_empty());
     prop_assert!(r.len() <= r.capacity());
     prop_assert_eq!(r.room(), r.capacity() - r.len());
+    prop_assert_eq!(r.is_full(), r.len() == r.capacity());
     Ok(())
 }
 
@@ -705,6 +716,34 @@ fn run_model(mut r: RingBuffer, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 spare[..n].fill(byte);
                 r.commit(n);
                 m.extend(std::iter::repeat_n(byte, n));
+            }
+            Op::SpareBoth(n, byte) => {
+                // A vectored read of up to `n` bytes into both free runs.
+                let room = r.room();
+                let (first, second) = r.spare_slices_mut();
+                prop_assert_eq!(first.len() + second.len(), room);
+                let a = n.min(first.len());
+                let b = (n - a).min(second.len());
+                first[..a].fill(byte);
+                second[..b].fill(byte.wrapping_add(1));
+                r.commit(a);
+                r.commit(b);
+                m.extend(std::iter::repeat_n(byte, a));
+                m.extend(std::iter::repeat_n(byte.wrapping_add(1), b));
+            }
+            Op::Put(data) => {
+                if bound.is_some() && data.len() > r.room() {
+                    prop_assert_eq!(r.put(&data), Err(OutOfSpace));
+                } else {
+                    prop_assert_eq!(r.put(&data), Ok(()));
+                    m.extend(&data);
+                }
+            }
+            Op::Truncate(n) => {
+                let mark = r.mark();
+                prop_assert_eq!(mark, m.len());
+                r.truncate(n);
+                m.truncate(n);
             }
         }
         if let Some(cap) = bound {

@@ -60,13 +60,12 @@
 //! # Ok::<(), ringstream_core::Error>(())
 //! ```
 
-use alloc::vec::Vec;
-
 use super::decode::Decoder;
 use super::encode::{Encoder, ResponseHead};
 use super::head::{list, RequestHead, TargetForm};
 use super::response::write_head_with;
 use super::{BodyFraming, Version};
+use crate::out::WriteBuf;
 use crate::{Error, Limits};
 
 /// The interim response that invites a client waiting on
@@ -293,6 +292,12 @@ impl Exchange {
     /// Writes the response head to `out` and returns the encoder of its
     /// body.
     ///
+    /// `out` is any [`WriteBuf`]: the `Vec<u8>` of a server on a heap, or a
+    /// buffer of fixed size — a [`SliceBuf`](crate::SliceBuf) over a
+    /// transmit buffer, a [`FixedRing`](crate::FixedRing) — where a head that
+    /// does not fit is [`Error::OutOfSpace`], the exchange unchanged: send
+    /// what the buffer holds, then write the head again.
+    ///
     /// The framing (RFC 9112 §6.3) is decided from the status, the request
     /// method and version, and the body length: `body_length` when the body
     /// knows it, else a valid `Content-Length` among `fields`. A response
@@ -316,19 +321,54 @@ impl Exchange {
     /// `Upgrade`) keeps that option beside the server's own: `connection:
     /// upgrade`, or `close, upgrade` when the connection closes.
     ///
+    /// # Examples
+    ///
+    /// Into a fixed transmit buffer, without a heap:
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser, ResponseHead};
+    /// use ringstream_core::{Error, Limits, SliceBuf};
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT)
+    ///     .parse(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n", &mut fields)?
+    ///     .unwrap();
+    /// let mut exchange = Exchange::new(&head);
+    /// let response = ResponseHead::new(200);
+    /// let fields = [(&b"content-type"[..], &b"text/plain"[..])];
+    ///
+    /// let mut small = [0u8; 32];
+    /// let mut tx = SliceBuf::new(&mut small);
+    /// let full = exchange.write_head(&mut tx, &response, fields, Some(2));
+    /// assert_eq!(full, Err(Error::OutOfSpace));
+    /// assert!(tx.is_empty());
+    ///
+    /// let mut storage = [0u8; 128];
+    /// let mut tx = SliceBuf::new(&mut storage);
+    /// let encoder = exchange.write_head(&mut tx, &response, fields, Some(2))?;
+    /// assert_eq!(
+    ///     tx.written(),
+    ///     b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\n"
+    /// );
+    /// assert!(encoder.sends_body());
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
-    /// Those of [`write_response_head`](super::write_response_head); `out` is
-    /// left as it was and the exchange unchanged.
-    pub fn write_head<'a, I>(
+    /// Those of [`write_response_head`](super::write_response_head),
+    /// [`Error::OutOfSpace`] among them; `out` is left as it was and the
+    /// exchange unchanged.
+    pub fn write_head<'a, I, O>(
         &mut self,
-        out: &mut Vec<u8>,
+        out: &mut O,
         head: &ResponseHead<'_>,
         fields: I,
         body_length: Option<u64>,
     ) -> Result<Encoder, Error>
     where
         I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
+        O: WriteBuf + ?Sized,
     {
         let mut keep_alive = self.keep_alive;
         let version = self.version;

@@ -26,6 +26,7 @@
 //! the same call is reported by the next call, so data that was valid is
 //! never withheld.
 
+#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 use core::ops::Range;
 
@@ -85,8 +86,10 @@ impl Progress {
 /// assert_eq!(&wire[progress.data.clone()], b"hello");
 /// assert_eq!(progress.consumed, wire.len());
 /// assert!(progress.finished);
+/// # #[cfg(feature = "alloc")] {
 /// let trailers: Vec<_> = decoder.trailers().collect();
 /// assert_eq!(trailers, [("x-sum", &b"42"[..])]);
+/// # }
 /// ```
 #[derive(Debug, Clone)]
 pub struct Decoder {
@@ -281,6 +284,11 @@ impl Decoder {
     /// The trailer fields of a finished chunked body, in arrival order, with
     /// their values trimmed of surrounding whitespace. Empty for other
     /// bodies.
+    ///
+    /// Without `alloc` a chunked body's trailer fields are checked as
+    /// strictly as with it, and then dropped: keeping them needs a heap.
+    #[cfg(feature = "alloc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
     pub fn trailers(&self) -> Trailers<'_> {
         match &self.kind {
             Kind::Chunked(d) => d.trailers(),
@@ -382,12 +390,13 @@ impl LengthDecoder {
 
 /// Decoder for the chunked transfer coding (RFC 9112 §7.1).
 ///
-/// An incremental state machine: the chunk-size line, chunk extensions and
-/// CRLFs are parsed byte by byte into state (nothing is buffered), chunk data
-/// is handed out as ranges of the input, and trailer fields are collected
-/// (bounded by [`Limits::max_trailers_len`] and
-/// [`Limits::max_trailer_fields`]) so they are available once the body is
-/// finished.
+/// An incremental state machine: the chunk-size line, chunk extensions,
+/// CRLFs and trailer fields are parsed byte by byte into state (nothing is
+/// buffered), and chunk data is handed out as ranges of the input. With
+/// `alloc`, the trailer fields are also collected (bounded by
+/// [`Limits::max_trailers_len`] and [`Limits::max_trailer_fields`]) so they
+/// are available once the body is finished; without it they are checked
+/// the same way and dropped.
 ///
 /// Strictness:
 ///
@@ -441,10 +450,14 @@ pub struct ChunkedDecoder {
     body_len: u64,
     /// Extension bytes seen on the current chunk-size line.
     ext_len: usize,
+    /// What the trailer line being read has shown so far.
+    line: TrailerLine,
     /// Completed trailer fields as `name ":" value "\n"`, followed by the
     /// raw bytes of the line being collected.
+    #[cfg(feature = "alloc")]
     trailers: Vec<u8>,
     /// Length of the completed part of `trailers`.
+    #[cfg(feature = "alloc")]
     trailers_done: usize,
     /// Raw bytes of the trailer section seen so far, CRLFs included.
     trailers_len: usize,
@@ -529,7 +542,10 @@ impl ChunkedDecoder {
             size: 0,
             body_len: 0,
             ext_len: 0,
+            line: TrailerLine::START,
+            #[cfg(feature = "alloc")]
             trailers: Vec::new(),
+            #[cfg(feature = "alloc")]
             trailers_done: 0,
             trailers_len: 0,
             trailer_count: 0,
@@ -652,6 +668,10 @@ impl ChunkedDecoder {
 
     /// The trailer fields decoded so far (all of them once finished), in
     /// arrival order, values trimmed of surrounding whitespace.
+    ///
+    /// Without `alloc` trailer fields are checked, then dropped.
+    #[cfg(feature = "alloc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
     pub fn trailers(&self) -> Trailers<'_> {
         Trailers {
             rest: self.trailers.get(..self.trailers_done).unwrap_or(&[]),
@@ -750,6 +770,7 @@ impl ChunkedDecoder {
                     return Err(Error::TrailersTooLarge);
                 }
                 self.trailer_count += 1;
+                self.line = TrailerLine::START;
                 self.collect_trailer_bytes(&[b])?;
                 Ok(State::TrailerLine)
             }
@@ -787,32 +808,35 @@ impl ChunkedDecoder {
         Ok(())
     }
 
+    /// Takes in bytes of the trailer line being read (never CR or LF).
     fn collect_trailer_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
         self.add_trailers_len(bytes.len())?;
+        for &b in bytes {
+            self.line.push(b);
+        }
+        #[cfg(feature = "alloc")]
         self.trailers.extend_from_slice(bytes);
         Ok(())
     }
 
-    /// Validates the trailer line collected after `trailers_done` and stores
-    /// it as `name ":" trimmed-value "\n"`.
+    /// Checks the trailer line just ended and, with `alloc`, stores it after
+    /// `trailers_done` as `name ":" trimmed-value "\n"`.
     fn finish_trailer_line(&mut self) -> Result<(), Error> {
+        self.line.check()?;
+        #[cfg(feature = "alloc")]
+        self.store_trailer_line();
+        Ok(())
+    }
+
+    /// Trims the value of the checked trailer line collected after
+    /// `trailers_done`, in place, and marks the line complete.
+    #[cfg(feature = "alloc")]
+    fn store_trailer_line(&mut self) {
         let start = self.trailers_done;
         let line = self.trailers.get(start..).unwrap_or(&[]);
-        let colon = line
-            .iter()
-            .position(|&b| b == b':')
-            .ok_or(Error::InvalidTrailer)?;
-        let (name, rest) = line.split_at(colon);
-        let value = rest.get(1..).unwrap_or(&[]);
-        if name.is_empty() || !name.iter().all(|&b| is_tchar(b)) {
-            return Err(Error::InvalidTrailer);
-        }
-        if !value.iter().all(|&b| is_field_vchar(b) || is_ws(b)) {
-            return Err(Error::InvalidTrailer);
-        }
-        if is_forbidden_trailer(name) {
-            return Err(Error::ForbiddenTrailer);
-        }
+        // The line has a colon: `TrailerLine::check` saw it.
+        let colon = line.iter().position(|&b| b == b':').unwrap_or(line.len());
+        let value = line.get(colon + 1..).unwrap_or(&[]);
         let lead = value.iter().take_while(|&&b| is_ws(b)).count();
         let trail = value.iter().rev().take_while(|&&b| is_ws(b)).count();
         let value_len = value.len().saturating_sub(lead).saturating_sub(trail);
@@ -823,6 +847,73 @@ impl ChunkedDecoder {
         self.trailers.truncate(value_at + value_len);
         self.trailers.push(b'\n');
         self.trailers_done = self.trailers.len();
+    }
+}
+
+/// The trailer line being read (RFC 9112 §7.1.2, RFC 9110 §5.1, §5.5),
+/// checked a byte at a time so that nothing of it has to be kept: the
+/// same checks with and without a heap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TrailerLine {
+    /// Bytes of the name so far: the bytes before the first colon.
+    name_len: usize,
+    /// The colon after the name has been seen.
+    colon: bool,
+    /// Every byte of the name so far is a `tchar`.
+    name_ok: bool,
+    /// Every byte of the value so far is `VCHAR`, `obs-text`, SP or HTAB.
+    value_ok: bool,
+    /// The names of [`FORBIDDEN_TRAILERS`] that the name so far is a prefix
+    /// of (ASCII case-insensitively), one bit each.
+    forbidden: u8,
+}
+
+/// The fields a trailer section must not carry (RFC 9110 §6.5.1), lowercase:
+/// they frame or route the message.
+const FORBIDDEN_TRAILERS: [&[u8]; 3] = [b"content-length", b"transfer-encoding", b"host"];
+
+impl TrailerLine {
+    /// Before the first byte of a line.
+    const START: TrailerLine = TrailerLine {
+        name_len: 0,
+        colon: false,
+        name_ok: true,
+        value_ok: true,
+        forbidden: (1 << FORBIDDEN_TRAILERS.len()) - 1,
+    };
+
+    /// Takes in the next byte of the line.
+    #[inline]
+    fn push(&mut self, b: u8) {
+        if self.colon {
+            self.value_ok &= is_field_vchar(b) || is_ws(b);
+        } else if b == b':' {
+            self.colon = true;
+        } else {
+            self.name_ok &= is_tchar(b);
+            let lower = b.to_ascii_lowercase();
+            for (i, name) in FORBIDDEN_TRAILERS.iter().enumerate() {
+                if name.get(self.name_len) != Some(&lower) {
+                    self.forbidden &= !(1 << i);
+                }
+            }
+            self.name_len = self.name_len.saturating_add(1);
+        }
+    }
+
+    /// The line has ended: `name ":" OWS value OWS` with a token name, a
+    /// field value, and not a framing field.
+    fn check(&self) -> Result<(), Error> {
+        if !self.colon || self.name_len == 0 || !self.name_ok || !self.value_ok {
+            return Err(Error::InvalidTrailer);
+        }
+        let forbidden = FORBIDDEN_TRAILERS
+            .iter()
+            .enumerate()
+            .any(|(i, name)| self.forbidden & (1 << i) != 0 && name.len() == self.name_len);
+        if forbidden {
+            return Err(Error::ForbiddenTrailer);
+        }
         Ok(())
     }
 }
@@ -959,6 +1050,8 @@ fn end_lf(b: u8) -> Result<State, Error> {
 
 /// Iterator over decoded trailer fields as `(name, value)` pairs.
 ///
+/// Needs `alloc`: the decoder keeps the fields on the heap.
+///
 /// Names are as received (trailer names are case-insensitive; compare with
 /// [`str::eq_ignore_ascii_case`]); values are trimmed of surrounding
 /// whitespace.
@@ -974,12 +1067,15 @@ fn end_lf(b: u8) -> Result<State, Error> {
 /// let fields: Vec<_> = decoder.trailers().collect();
 /// assert_eq!(fields, [("A", &b"1"[..]), ("B", &b"two"[..])]);
 /// ```
+#[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 #[derive(Debug, Clone)]
 pub struct Trailers<'a> {
     /// Completed fields, each `name ":" value "\n"`.
     rest: &'a [u8],
 }
 
+#[cfg(feature = "alloc")]
 impl<'a> Iterator for Trailers<'a> {
     type Item = (&'a str, &'a [u8]);
 
@@ -1037,9 +1133,9 @@ pub(crate) const fn is_ws(b: u8) -> bool {
 /// Fields that must not appear in a trailer section because they frame or
 /// route the message (RFC 9110 §6.5.1).
 pub(crate) fn is_forbidden_trailer(name: &[u8]) -> bool {
-    name.eq_ignore_ascii_case(b"content-length")
-        || name.eq_ignore_ascii_case(b"transfer-encoding")
-        || name.eq_ignore_ascii_case(b"host")
+    FORBIDDEN_TRAILERS
+        .iter()
+        .any(|forbidden| name.eq_ignore_ascii_case(forbidden))
 }
 
 #[cfg(test)]
@@ -1062,6 +1158,90 @@ mod tests {
         assert_eq!(d.ext_len, 0);
     }
 
+    /// The checks of a whole trailer line, as the decoder made them when it
+    /// kept every line on the heap.
+    fn whole_line_check(line: &[u8]) -> Result<(), Error> {
+        let colon = line
+            .iter()
+            .position(|&b| b == b':')
+            .ok_or(Error::InvalidTrailer)?;
+        let (name, rest) = line.split_at(colon);
+        let value = &rest[1..];
+        if name.is_empty() || !name.iter().all(|&b| is_tchar(b)) {
+            return Err(Error::InvalidTrailer);
+        }
+        if !value.iter().all(|&b| is_field_vchar(b) || is_ws(b)) {
+            return Err(Error::InvalidTrailer);
+        }
+        if is_forbidden_trailer(name) {
+            return Err(Error::ForbiddenTrailer);
+        }
+        Ok(())
+    }
+
+    fn byte_at_a_time_check(line: &[u8]) -> Result<(), Error> {
+        let mut checked = TrailerLine::START;
+        for &b in line {
+            checked.push(b);
+        }
+        checked.check()
+    }
+
+    /// RFC 9112 §7.1.2, RFC 9110 §6.5.1: checking a trailer line a byte at
+    /// a time, with nothing kept, decides as checking the whole line: every
+    /// line of up to five bytes from an alphabet of each byte class, and
+    /// the framing fields' names in any case, cut short and run on.
+    #[test]
+    fn trailer_lines_checked_a_byte_at_a_time_as_whole() {
+        const ALPHABET: &[u8] = b"aH:\" \t\x01\x80";
+        let mut line = [0u8; 5];
+        for len in 0..=line.len() {
+            let mut n = ALPHABET.len().pow(len as u32);
+            while n > 0 {
+                n -= 1;
+                let mut rest = n;
+                for slot in &mut line[..len] {
+                    *slot = ALPHABET[rest % ALPHABET.len()];
+                    rest /= ALPHABET.len();
+                }
+                let line = &line[..len];
+                assert_eq!(
+                    byte_at_a_time_check(line),
+                    whole_line_check(line),
+                    "{line:?}"
+                );
+            }
+        }
+        let mut named = [0u8; 32];
+        for name in FORBIDDEN_TRAILERS {
+            for cut in 0..=name.len() {
+                for (suffix, case) in [(&b":"[..], 0u8), (b"x:1", 1), (b" :", 0), (b":v", 2)] {
+                    let len = cut + suffix.len();
+                    named[..cut].copy_from_slice(&name[..cut]);
+                    match case {
+                        1 => named[..cut].make_ascii_uppercase(),
+                        2 => named[..1.min(cut)].make_ascii_uppercase(),
+                        _ => {}
+                    }
+                    named[cut..len].copy_from_slice(suffix);
+                    let line = &named[..len];
+                    assert_eq!(
+                        byte_at_a_time_check(line),
+                        whole_line_check(line),
+                        "{line:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            byte_at_a_time_check(b"Content-Length: 5"),
+            Err(Error::ForbiddenTrailer)
+        );
+        assert_eq!(byte_at_a_time_check(b"hostx: a"), Ok(()));
+        assert_eq!(byte_at_a_time_check(b"x-sum: a:b"), Ok(()));
+    }
+
+    #[cfg(feature = "alloc")]
     #[test]
     fn trailer_values_are_trimmed_in_place() {
         let mut d = ChunkedDecoder::new(Limits::DEFAULT);

@@ -8,11 +8,10 @@
 //! short or long `Content-Length` body is reported instead of corrupting the
 //! connection.
 
-use alloc::vec::Vec;
-
 use crate::h1::decode::is_forbidden_trailer;
 use crate::h1::response::check_field;
 use crate::h1::Version;
+use crate::out::{OutOfSpace, WriteBuf};
 use crate::Error;
 
 pub use crate::h1::date::{DateCache, HttpDate, HTTP_DATE_LEN, MAX_HTTP_DATE_SECS};
@@ -276,16 +275,32 @@ impl ChunkedEncoder {
     /// use ringstream_core::h1::encode::ChunkedEncoder;
     ///
     /// let mut out = Vec::new();
-    /// ChunkedEncoder::new().write_chunk(b"", &mut out);
-    /// ChunkedEncoder::new().write_chunk(b"abc", &mut out);
+    /// ChunkedEncoder::new().write_chunk(b"", &mut out)?;
+    /// ChunkedEncoder::new().write_chunk(b"abc", &mut out)?;
     /// assert_eq!(out, b"3\r\nabc\r\n");
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
     /// ```
-    pub fn write_chunk(&self, data: &[u8], out: &mut Vec<u8>) {
-        if let Some(prefix) = self.chunk_prefix(data.len() as u64) {
-            out.extend_from_slice(prefix.as_ref());
-            out.extend_from_slice(data);
-            out.extend_from_slice(CRLF);
+    ///
+    /// # Errors
+    ///
+    /// [`OutOfSpace`] if the chunk does not fit in `out` (only a buffer of
+    /// fixed size runs out); nothing is written then.
+    pub fn write_chunk<O>(&self, data: &[u8], out: &mut O) -> Result<(), OutOfSpace>
+    where
+        O: WriteBuf + ?Sized,
+    {
+        let Some(prefix) = self.chunk_prefix(data.len() as u64) else {
+            return Ok(());
+        };
+        let start = out.mark();
+        let written = out
+            .put(prefix.as_ref())
+            .and_then(|()| out.put(data))
+            .and_then(|()| out.put(CRLF));
+        if written.is_err() {
+            out.rewind(start);
         }
+        written
     }
 
     /// Appends the end of the body: `0\r\n`, the trailer fields, and the
@@ -295,37 +310,48 @@ impl ChunkedEncoder {
     ///
     /// Nothing is written and an error is returned if a trailer name is not
     /// a token ([`Error::InvalidFieldName`]), a value holds a control
-    /// character or surrounding whitespace ([`Error::InvalidTrailer`]), or a
+    /// character or surrounding whitespace ([`Error::InvalidTrailer`]), a
     /// trailer is a framing field (`Content-Length`, `Transfer-Encoding`,
-    /// `Host`: [`Error::ForbiddenTrailer`], RFC 9110 §6.5.1).
-    pub fn last_chunk<'a, I>(&self, trailers: I, out: &mut Vec<u8>) -> Result<(), Error>
+    /// `Host`: [`Error::ForbiddenTrailer`], RFC 9110 §6.5.1), or the end of
+    /// the body does not fit in `out` ([`Error::OutOfSpace`], only from a
+    /// buffer of fixed size).
+    pub fn last_chunk<'a, I, O>(&self, trailers: I, out: &mut O) -> Result<(), Error>
     where
         I: IntoIterator<Item = (&'a str, &'a [u8])>,
+        O: WriteBuf + ?Sized,
     {
-        let start = out.len();
-        out.extend_from_slice(b"0\r\n");
-        for (name, value) in trailers {
-            let name = name.as_bytes();
-            let checked = check_field(name, value, Error::InvalidTrailer).and_then(|()| {
-                if is_forbidden_trailer(name) {
-                    Err(Error::ForbiddenTrailer)
-                } else {
-                    Ok(())
-                }
-            });
-            if let Err(e) = checked {
-                out.truncate(start);
-                return Err(e);
-            }
-            out.extend_from_slice(name);
-            out.extend_from_slice(b": ");
-            out.extend_from_slice(value);
-            out.extend_from_slice(CRLF);
+        let start = out.mark();
+        let written = write_last_chunk(trailers, out);
+        if written.is_err() {
+            out.rewind(start);
         }
-        out.extend_from_slice(CRLF);
-        Ok(())
+        written
     }
 }
+
+/// [`ChunkedEncoder::last_chunk`] without the rewind.
+fn write_last_chunk<'a, I, O>(trailers: I, out: &mut O) -> Result<(), Error>
+where
+    I: IntoIterator<Item = (&'a str, &'a [u8])>,
+    O: WriteBuf + ?Sized,
+{
+    out.put(b"0\r\n")?;
+    for (name, value) in trailers {
+        let name = name.as_bytes();
+        check_field(name, value, Error::InvalidTrailer)?;
+        if is_forbidden_trailer(name) {
+            return Err(Error::ForbiddenTrailer);
+        }
+        out.put(name)?;
+        out.put(b": ")?;
+        out.put(value)?;
+        out.put(CRLF)?;
+    }
+    out.put(CRLF)?;
+    Ok(())
+}
+
+impl ChunkedEncoder {}
 
 // ---------------------------------------------------------------------------
 // Encoder
@@ -434,10 +460,12 @@ impl Encoder {
     /// # Errors
     ///
     /// [`Error::BodyUnderflow`] if a `Content-Length` body is short; the
-    /// errors of [`ChunkedEncoder::last_chunk`] for a bad trailer.
-    pub fn finish<'a, I>(&mut self, trailers: I, out: &mut Vec<u8>) -> Result<(), Error>
+    /// errors of [`ChunkedEncoder::last_chunk`] for a bad trailer or a full
+    /// buffer, which leave `out` as it was.
+    pub fn finish<'a, I, O>(&mut self, trailers: I, out: &mut O) -> Result<(), Error>
     where
         I: IntoIterator<Item = (&'a str, &'a [u8])>,
+        O: WriteBuf + ?Sized,
     {
         match &self.kind {
             EncoderKind::Length(length) => length.finish(),
@@ -527,7 +555,7 @@ impl AsRef<[u8]> for ChunkPrefix {
 impl core::fmt::Debug for ChunkPrefix {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_tuple("ChunkPrefix")
-            .field(&bytes::Bytes::copy_from_slice(self.as_bytes()))
+            .field(&crate::byte_str::ByteStr(self.as_bytes()))
             .finish()
     }
 }

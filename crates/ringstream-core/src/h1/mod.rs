@@ -13,7 +13,10 @@
 pub mod head;
 pub use head::{Field, HeadParser, RequestHead, TargetForm, MAX_FIELDS};
 pub mod decode;
-pub use decode::{ChunkedDecoder, Decoder, LengthDecoder, Progress, Trailers};
+#[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
+pub use decode::Trailers;
+pub use decode::{ChunkedDecoder, Decoder, LengthDecoder, Progress};
 pub mod encode;
 pub use encode::{
     response_framing, write_error_response, write_response_head, write_unavailable_response,

@@ -5,7 +5,7 @@
 //! asks these what a request's validators and preferences mean for one
 //! representation.
 
-use alloc::vec::Vec;
+use core::ops::Deref;
 
 use super::head::{list, parse_decimal};
 
@@ -327,7 +327,7 @@ impl ContentCoding {
 }
 
 /// The acceptable encodings among `offered`, most preferred first
-/// (RFC 9110 §12.5.3).
+/// (RFC 9110 §12.5.3), each at most once.
 ///
 /// Each coding's weight is its own `q` (`x-gzip` counts as `gzip`), else the
 /// weight of `*`, else 0 — an absent header accepts no content coding here,
@@ -342,13 +342,16 @@ impl ContentCoding {
 ///
 /// let offered = [ContentCoding::Gzip, ContentCoding::Br];
 /// let accept = b"gzip;q=0.8, br";
-/// assert_eq!(acceptable_codings(Some(accept), &offered), [ContentCoding::Br, ContentCoding::Gzip]);
+/// let acceptable = acceptable_codings(Some(accept), &offered);
+/// assert_eq!(*acceptable, [ContentCoding::Br, ContentCoding::Gzip]);
+/// assert_eq!(acceptable.iter().position(|&c| c == ContentCoding::Gzip), Some(1));
 /// assert!(acceptable_codings(None, &offered).is_empty());
 /// assert!(acceptable_codings(Some(b"br;q=0"), &[ContentCoding::Br]).is_empty());
 /// ```
-pub fn acceptable_codings(accept: Option<&[u8]>, offered: &[ContentCoding]) -> Vec<ContentCoding> {
+pub fn acceptable_codings(accept: Option<&[u8]>, offered: &[ContentCoding]) -> AcceptableCodings {
+    let mut chosen = AcceptableCodings::NONE;
     let Some(accept) = accept else {
-        return Vec::new();
+        return chosen;
     };
     let mut star = None;
     let mut br = None;
@@ -382,25 +385,98 @@ pub fn acceptable_codings(accept: Option<&[u8]>, offered: &[ContentCoding]) -> V
         // Repeated codings: keep the most permissive weight.
         *slot = Some(slot.map_or(weight, |w: u16| w.max(weight)));
     }
-    let mut chosen: Vec<(ContentCoding, u16)> = offered
-        .iter()
-        .filter_map(|&e| {
-            let own = match e {
-                ContentCoding::Br => br,
-                ContentCoding::Gzip => gzip,
-            };
-            let w = own.or(star).unwrap_or(0);
-            (w > 0).then_some((e, w))
-        })
-        .collect();
-    chosen.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| rank(a.0).cmp(&rank(b.0))));
-    chosen.into_iter().map(|(e, _)| e).collect()
+    let weight = |e: ContentCoding| {
+        let own = match e {
+            ContentCoding::Br => br,
+            ContentCoding::Gzip => gzip,
+        };
+        own.or(star).unwrap_or(0)
+    };
+    for &e in offered {
+        if weight(e) > 0 && !chosen.contains(&e) {
+            chosen.push(e);
+        }
+    }
+    // Higher weight first; on a tie, the better rank.
+    if let [a, b] = chosen.as_mut_slice() {
+        let key = |e: ContentCoding| (core::cmp::Reverse(weight(e)), rank(e));
+        if key(*b) < key(*a) {
+            core::mem::swap(a, b);
+        }
+    }
+    chosen
 }
 
 fn rank(e: ContentCoding) -> u8 {
     match e {
         ContentCoding::Br => 0,
         ContentCoding::Gzip => 1,
+    }
+}
+
+/// The content codings a request accepts, most preferred first, from
+/// [`acceptable_codings`]: a slice (through `Deref`) of at most one of each
+/// [`ContentCoding`], held inline.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::negotiate::{acceptable_codings, ContentCoding};
+///
+/// let acceptable = acceptable_codings(Some(b"gzip"), &[ContentCoding::Br, ContentCoding::Gzip]);
+/// assert_eq!(acceptable.len(), 1);
+/// assert_eq!(acceptable[0], ContentCoding::Gzip);
+/// for coding in acceptable.iter() {
+///     assert_eq!(coding.suffix(), ".gz");
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AcceptableCodings {
+    codings: [ContentCoding; 2],
+    len: u8,
+}
+
+impl AcceptableCodings {
+    /// No coding is acceptable.
+    const NONE: AcceptableCodings = AcceptableCodings {
+        codings: [ContentCoding::Br; 2],
+        len: 0,
+    };
+
+    /// The codings, most preferred first.
+    #[inline]
+    pub fn as_slice(&self) -> &[ContentCoding] {
+        self.codings.get(..usize::from(self.len)).unwrap_or(&[])
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [ContentCoding] {
+        self.codings
+            .get_mut(..usize::from(self.len))
+            .unwrap_or(&mut [])
+    }
+
+    /// Appends `e`; the caller adds each coding once, so there is room.
+    fn push(&mut self, e: ContentCoding) {
+        if let Some(slot) = self.codings.get_mut(usize::from(self.len)) {
+            *slot = e;
+            self.len += 1;
+        }
+    }
+}
+
+impl Deref for AcceptableCodings {
+    type Target = [ContentCoding];
+
+    #[inline]
+    fn deref(&self) -> &[ContentCoding] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[ContentCoding]> for AcceptableCodings {
+    #[inline]
+    fn as_ref(&self) -> &[ContentCoding] {
+        self.as_slice()
     }
 }
 
@@ -428,8 +504,6 @@ fn qvalue(q: &[u8]) -> Option<u16> {
 
 #[cfg(test)]
 mod tests {
-    use alloc::vec;
-
     use super::*;
 
     const TAG: &str = "\"1a-2b-3c\"";
@@ -565,20 +639,30 @@ mod tests {
         use ContentCoding::*;
         let both = [Br, Gzip];
         let a = |s: &str| acceptable_codings(Some(s.as_bytes()), &both);
-        assert_eq!(acceptable_codings(None, &both), vec![]);
-        assert_eq!(a("gzip"), vec![Gzip]);
-        assert_eq!(a("gzip, deflate, br"), vec![Br, Gzip]);
-        assert_eq!(a("gzip;q=1.0, br;q=0.5"), vec![Gzip, Br]);
-        assert_eq!(a("gzip;q=0"), vec![]);
-        assert_eq!(a("gzip ; q=0.000, br"), vec![Br]);
-        assert_eq!(a("*"), vec![Br, Gzip]);
-        assert_eq!(a("*;q=0.5, br;q=0"), vec![Gzip]);
-        assert_eq!(a("x-gzip"), vec![Gzip]);
-        assert_eq!(a("GZIP;Q=0.3"), vec![Gzip]);
-        assert_eq!(a("gzip;q=2"), vec![]);
-        assert_eq!(a("gzip;q=0.1234"), vec![]);
-        assert_eq!(a("identity"), vec![]);
-        assert_eq!(acceptable_codings(Some(b"br, gzip"), &[Gzip]), vec![Gzip]);
+        assert!(acceptable_codings(None, &both).is_empty());
+        assert_eq!(*a("gzip"), [Gzip]);
+        assert_eq!(*a("gzip, deflate, br"), [Br, Gzip]);
+        assert_eq!(*a("gzip;q=1.0, br;q=0.5"), [Gzip, Br]);
+        assert!(a("gzip;q=0").is_empty());
+        assert_eq!(*a("gzip ; q=0.000, br"), [Br]);
+        assert_eq!(*a("*"), [Br, Gzip]);
+        assert_eq!(*a("*;q=0.5, br;q=0"), [Gzip]);
+        assert_eq!(*a("x-gzip"), [Gzip]);
+        assert_eq!(*a("GZIP;Q=0.3"), [Gzip]);
+        assert!(a("gzip;q=2").is_empty());
+        assert!(a("gzip;q=0.1234").is_empty());
+        assert!(a("identity").is_empty());
+        assert_eq!(*acceptable_codings(Some(b"br, gzip"), &[Gzip]), [Gzip]);
+        // Offered in either order, or twice: each once, best first.
+        assert_eq!(
+            *acceptable_codings(Some(b"br, gzip"), &[Gzip, Br]),
+            [Br, Gzip]
+        );
+        assert_eq!(*acceptable_codings(Some(b"gzip"), &[Gzip, Gzip]), [Gzip]);
+        assert_eq!(
+            *acceptable_codings(Some(b"br;q=0.2, gzip;q=0.9"), &[Br, Br, Gzip]),
+            [Gzip, Br]
+        );
     }
 
     #[test]

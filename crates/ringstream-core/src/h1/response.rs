@@ -1,15 +1,15 @@
 //! Response heads: the status line, the caller's fields, the framing and
 //! connection fields, and the bare error response a server closes with.
 //!
-//! Nothing here performs I/O: heads are written into the caller's buffer,
-//! which is left as it was when a head is refused.
-
-use alloc::vec::Vec;
+//! Nothing here performs I/O: heads are written into the caller's buffer
+//! (any [`WriteBuf`]: a `Vec<u8>`, a fixed slice, a ring), which is left as
+//! it was when a head is refused or does not fit.
 
 use super::conn::ResponseFields;
 use super::decode::{is_field_vchar, is_ws};
 use super::encode::{ResponseFraming, CRLF};
 use super::{is_field_value, is_token, Version};
+use crate::out::{OutOfSpace, WriteBuf};
 use crate::Error;
 
 // ---------------------------------------------------------------------------
@@ -79,7 +79,8 @@ impl<'a> ResponseHead<'a> {
     }
 }
 
-/// Writes a response head to `out`.
+/// Writes a response head to `out`: a `Vec<u8>`, or a buffer of fixed size
+/// such as a [`SliceBuf`](crate::SliceBuf) over a transmit buffer.
 ///
 /// In order: the status line, `date` and `server` (when set), the caller's
 /// `fields`, the framing field for `framing` (`content-length: N` or
@@ -117,10 +118,12 @@ impl<'a> ResponseHead<'a> {
 /// Nothing is written (`out` is left as it was) and an error is returned if
 /// the status is not a three-digit code ([`Error::InvalidStatus`]), the
 /// reason holds a control character, a field name is not a token
-/// ([`Error::InvalidFieldName`]), or a field value, `date` or `server` holds
-/// CR, LF, NUL or another control character ([`Error::InvalidFieldValue`]).
-pub fn write_response_head<'a, I>(
-    out: &mut Vec<u8>,
+/// ([`Error::InvalidFieldName`]), a field value, `date` or `server` holds
+/// CR, LF, NUL or another control character ([`Error::InvalidFieldValue`]),
+/// or the head does not fit in `out` ([`Error::OutOfSpace`], only from a
+/// buffer of fixed size).
+pub fn write_response_head<'a, I, O>(
+    out: &mut O,
     head: &ResponseHead<'_>,
     fields: I,
     framing: ResponseFraming,
@@ -128,6 +131,7 @@ pub fn write_response_head<'a, I>(
 ) -> Result<(), Error>
 where
     I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
+    O: WriteBuf + ?Sized,
 {
     write_head_with(out, head, fields, |seen| {
         let close = close || seen.close || framing.requires_close();
@@ -143,9 +147,10 @@ where
 }
 
 /// Writes a head whose framing and `Connection` value (empty: none) are
-/// decided by `decide` once the caller's fields have been seen.
-pub(crate) fn write_head_with<'a, I, D>(
-    out: &mut Vec<u8>,
+/// decided by `decide` once the caller's fields have been seen; on an error
+/// `out` is rewound to where it was.
+pub(crate) fn write_head_with<'a, I, D, O>(
+    out: &mut O,
     head: &ResponseHead<'_>,
     fields: I,
     decide: D,
@@ -153,17 +158,18 @@ pub(crate) fn write_head_with<'a, I, D>(
 where
     I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
     D: FnOnce(&ResponseFields) -> (ResponseFraming, &'static [u8]),
+    O: WriteBuf + ?Sized,
 {
-    let start = out.len();
+    let start = out.mark();
     let result = write_head_inner(out, head, fields, decide);
     if result.is_err() {
-        out.truncate(start);
+        out.rewind(start);
     }
     result
 }
 
-fn write_head_inner<'a, I, D>(
-    out: &mut Vec<u8>,
+fn write_head_inner<'a, I, D, O>(
+    out: &mut O,
     head: &ResponseHead<'_>,
     fields: I,
     decide: D,
@@ -171,6 +177,7 @@ fn write_head_inner<'a, I, D>(
 where
     I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
     D: FnOnce(&ResponseFields) -> (ResponseFraming, &'static [u8]),
+    O: WriteBuf + ?Sized,
 {
     write_status_line(out, head)?;
     if !head.date.is_empty() {
@@ -191,31 +198,34 @@ where
             content_length: Some(n),
         }
         | ResponseFraming::Length(n) => {
-            out.extend_from_slice(b"content-length: ");
-            write_u64(out, n);
-            out.extend_from_slice(CRLF);
+            out.put(b"content-length: ")?;
+            write_u64(out, n)?;
+            out.put(CRLF)?;
         }
-        ResponseFraming::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
+        ResponseFraming::Chunked => out.put(b"transfer-encoding: chunked\r\n")?,
         ResponseFraming::NoBody {
             content_length: None,
         }
         | ResponseFraming::CloseDelimited => {}
     }
     if !connection.is_empty() {
-        out.extend_from_slice(b"connection: ");
-        out.extend_from_slice(connection);
-        out.extend_from_slice(CRLF);
+        out.put(b"connection: ")?;
+        out.put(connection)?;
+        out.put(CRLF)?;
     }
-    out.extend_from_slice(CRLF);
+    out.put(CRLF)?;
     Ok(())
 }
 
 /// `HTTP/1.x ddd reason\r\n`.
-fn write_status_line(out: &mut Vec<u8>, head: &ResponseHead<'_>) -> Result<(), Error> {
+fn write_status_line<O>(out: &mut O, head: &ResponseHead<'_>) -> Result<(), Error>
+where
+    O: WriteBuf + ?Sized,
+{
     let status = head.status;
     if head.reason.is_none() && head.version == Version::Http11 {
         if let Some(line) = common_status_line(status) {
-            out.extend_from_slice(line);
+            out.put(line)?;
             return Ok(());
         }
     }
@@ -238,9 +248,9 @@ fn write_status_line(out: &mut Vec<u8>, head: &ResponseHead<'_>) -> Result<(), E
     line[10] = b'0' + (status / 10 % 10) as u8;
     line[11] = b'0' + (status % 10) as u8;
     line[12] = b' ';
-    out.extend_from_slice(&line);
-    out.extend_from_slice(reason.as_bytes());
-    out.extend_from_slice(CRLF);
+    out.put(&line)?;
+    out.put(reason.as_bytes())?;
+    out.put(CRLF)?;
     Ok(())
 }
 
@@ -263,7 +273,8 @@ fn common_status_line(status: u16) -> Option<&'static [u8]> {
 
 /// Writes a complete error response to `out`: `status` with its reason as
 /// a plain-text body and `connection: close`. A server answers a request it
-/// cannot serve with it, then closes.
+/// cannot serve with it, then closes. A status that is not three digits
+/// becomes 500.
 ///
 /// # Examples
 ///
@@ -271,15 +282,26 @@ fn common_status_line(status: u16) -> Option<&'static [u8]> {
 /// use ringstream_core::h1::encode::write_error_response;
 ///
 /// let mut out = Vec::new();
-/// write_error_response(&mut out, 400, b"");
+/// write_error_response(&mut out, 400, b"")?;
 /// assert_eq!(
 ///     out,
 ///     b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n\
 ///       content-length: 12\r\nconnection: close\r\n\r\nBad Request\n"
 /// );
+/// # Ok::<(), ringstream_core::Error>(())
 /// ```
-pub fn write_error_response(out: &mut Vec<u8>, status: u16, date: &[u8]) {
-    write_error_response_with(out, status, &[], date);
+///
+/// # Errors
+///
+/// Nothing is written (`out` is left as it was) and an error is returned if
+/// `date` is not a field value ([`Error::InvalidFieldValue`]) or the
+/// response does not fit in `out` ([`Error::OutOfSpace`], only from a buffer
+/// of fixed size).
+pub fn write_error_response<O>(out: &mut O, status: u16, date: &[u8]) -> Result<(), Error>
+where
+    O: WriteBuf + ?Sized,
+{
+    write_error_response_with(out, status, &[], date)
 }
 
 /// Writes the answer of a server that has no room for a new connection:
@@ -292,13 +314,25 @@ pub fn write_error_response(out: &mut Vec<u8>, status: u16, date: &[u8]) {
 /// use ringstream_core::h1::encode::write_unavailable_response;
 ///
 /// let mut out = Vec::new();
-/// write_unavailable_response(&mut out, 1, b"");
+/// write_unavailable_response(&mut out, 1, b"")?;
 /// let text = std::str::from_utf8(&out).unwrap();
 /// assert!(text.starts_with("HTTP/1.1 503 Service Unavailable\r\n"));
 /// assert!(text.contains("\r\nretry-after: 1\r\n"));
 /// assert!(text.contains("\r\nconnection: close\r\n"));
+/// # Ok::<(), ringstream_core::Error>(())
 /// ```
-pub fn write_unavailable_response(out: &mut Vec<u8>, retry_after: u32, date: &[u8]) {
+///
+/// # Errors
+///
+/// Those of [`write_error_response`]; `out` is left as it was.
+pub fn write_unavailable_response<O>(
+    out: &mut O,
+    retry_after: u32,
+    date: &[u8],
+) -> Result<(), Error>
+where
+    O: WriteBuf + ?Sized,
+{
     let mut digits = [0u8; 10];
     let mut at = digits.len();
     let mut n = retry_after;
@@ -310,16 +344,19 @@ pub fn write_unavailable_response(out: &mut Vec<u8>, retry_after: u32, date: &[u
             break;
         }
     }
-    write_error_response_with(out, 503, &[(b"retry-after", &digits[at..])], date);
+    write_error_response_with(out, 503, &[(b"retry-after", &digits[at..])], date)
 }
 
 /// [`write_error_response`] with more fields after `content-type`.
-fn write_error_response_with(
-    out: &mut Vec<u8>,
+fn write_error_response_with<O>(
+    out: &mut O,
     status: u16,
     extra: &[(&[u8], &[u8])],
     date: &[u8],
-) {
+) -> Result<(), Error>
+where
+    O: WriteBuf + ?Sized,
+{
     let status = if (100..=999).contains(&status) {
         status
     } else {
@@ -333,33 +370,41 @@ fn write_error_response_with(
     let fields = core::iter::once((&b"content-type"[..], &b"text/plain; charset=utf-8"[..]))
         .chain(extra.iter().copied());
     let framing = ResponseFraming::Length(reason.len() as u64 + 1);
-    if write_response_head(out, &head, fields, framing, true).is_ok() {
-        out.extend_from_slice(reason.as_bytes());
-        out.push(b'\n');
+    let start = out.mark();
+    write_response_head(out, &head, fields, framing, true)?;
+    let body = out.put(reason.as_bytes()).and_then(|()| out.put(b"\n"));
+    if body.is_err() {
+        out.rewind(start);
     }
+    Ok(body?)
 }
 
 /// Writes one of the head's own fields, `Date` or `Server`: `prefix` is
 /// its name and `": "`, known good, so only the value is checked.
 #[inline]
-fn write_own_field(out: &mut Vec<u8>, prefix: &'static [u8], value: &[u8]) -> Result<(), Error> {
+fn write_own_field<O>(out: &mut O, prefix: &'static [u8], value: &[u8]) -> Result<(), Error>
+where
+    O: WriteBuf + ?Sized,
+{
     if !is_clean_value(value) {
         return Err(Error::InvalidFieldValue);
     }
-    out.reserve(prefix.len() + value.len() + CRLF.len());
-    out.extend_from_slice(prefix);
-    out.extend_from_slice(value);
-    out.extend_from_slice(CRLF);
+    out.put(prefix)?;
+    out.put(value)?;
+    out.put(CRLF)?;
     Ok(())
 }
 
 /// Writes `name: value\r\n` after validating both.
-fn write_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) -> Result<(), Error> {
+fn write_field<O>(out: &mut O, name: &[u8], value: &[u8]) -> Result<(), Error>
+where
+    O: WriteBuf + ?Sized,
+{
     check_field(name, value, Error::InvalidFieldValue)?;
-    out.extend_from_slice(name);
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(value);
-    out.extend_from_slice(CRLF);
+    out.put(name)?;
+    out.put(b": ")?;
+    out.put(value)?;
+    out.put(CRLF)?;
     Ok(())
 }
 
@@ -464,7 +509,10 @@ pub const fn reason_phrase(status: u16) -> &'static str {
 }
 
 /// Appends the decimal digits of `n`.
-fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+fn write_u64<O>(out: &mut O, mut n: u64) -> Result<(), OutOfSpace>
+where
+    O: WriteBuf + ?Sized,
+{
     /// "00" to "99".
     const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
         2021222324252627282930313233343536373839\
@@ -488,12 +536,13 @@ fn write_u64(out: &mut Vec<u8>, mut n: u64) {
         i -= 1;
         buf[i] = b'0' + n as u8;
     }
-    out.extend_from_slice(&buf[i..]);
+    out.put(&buf[i..])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::out::SliceBuf;
 
     /// The head writer trusts the standard phrases without checking them.
     #[test]
@@ -509,33 +558,36 @@ mod tests {
 
     #[test]
     fn common_status_lines_match_the_general_form() {
+        let mut storage = [0u8; 64];
         for status in 100..=999u16 {
             let Some(line) = common_status_line(status) else {
                 continue;
             };
             let general = alloc::format!("HTTP/1.1 {status} {}\r\n", reason_phrase(status));
             assert_eq!(line, general.as_bytes(), "{status}");
-            let mut out = Vec::new();
+            let mut out = SliceBuf::new(&mut storage);
             write_status_line(&mut out, &ResponseHead::new(status)).unwrap();
-            assert_eq!(out, general.as_bytes());
+            assert_eq!(out.written(), general.as_bytes());
         }
         // A caller's reason, or HTTP/1.0, takes the general path.
-        let mut out = Vec::new();
+        let mut out = SliceBuf::new(&mut storage);
         write_status_line(&mut out, &ResponseHead::new(200).reason("Fine")).unwrap();
-        assert_eq!(out, b"HTTP/1.1 200 Fine\r\n");
+        assert_eq!(out.written(), b"HTTP/1.1 200 Fine\r\n");
         out.clear();
         let head = ResponseHead::new(200).version(Version::Http10);
         write_status_line(&mut out, &head).unwrap();
-        assert_eq!(out, b"HTTP/1.0 200 OK\r\n");
+        assert_eq!(out.written(), b"HTTP/1.0 200 OK\r\n");
     }
 
     #[test]
     fn write_u64_formats_extremes() {
-        let mut out = Vec::new();
-        write_u64(&mut out, 0);
-        out.push(b' ');
-        write_u64(&mut out, u64::MAX);
-        assert_eq!(out, b"0 18446744073709551615");
+        let mut storage = [0u8; 22];
+        let mut out = SliceBuf::new(&mut storage);
+        write_u64(&mut out, 0).unwrap();
+        out.put(b" ").unwrap();
+        write_u64(&mut out, u64::MAX).unwrap();
+        assert_eq!(out.written(), b"0 18446744073709551615");
+        assert_eq!(write_u64(&mut out, 1), Err(OutOfSpace));
     }
 
     #[test]
@@ -546,10 +598,11 @@ mod tests {
             values.extend([n - 1, n, n + 1]);
             n = next;
         }
+        let mut storage = [0u8; 20];
         for v in values {
-            let mut out = Vec::new();
-            write_u64(&mut out, v);
-            assert_eq!(out, alloc::format!("{v}").into_bytes(), "{v}");
+            let mut out = SliceBuf::new(&mut storage);
+            write_u64(&mut out, v).unwrap();
+            assert_eq!(out.written(), alloc::format!("{v}").as_bytes(), "{v}");
         }
     }
 }

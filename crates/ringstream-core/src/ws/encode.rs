@@ -136,7 +136,7 @@ impl AsRef<[u8]> for ControlFrame {
 impl fmt::Debug for ControlFrame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("ControlFrame")
-            .field(&bytes::Bytes::copy_from_slice(self.as_bytes()))
+            .field(&crate::byte_str::ByteStr(self.as_bytes()))
             .finish()
     }
 }

@@ -144,7 +144,8 @@ impl Admission {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let mut answer = Vec::with_capacity(160);
-        write_unavailable_response(&mut answer, RETRY_AFTER_SECS, self.date.update(now));
+        // Cannot fail: a `Vec` has room, and the cached date is a valid value.
+        let _ = write_unavailable_response(&mut answer, RETRY_AFTER_SECS, self.date.update(now));
         answer
     }
 }

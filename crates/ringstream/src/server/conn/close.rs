@@ -30,7 +30,8 @@ where
     pub(super) async fn reject(&mut self, status: u16, why: &(dyn std::fmt::Display + Sync)) {
         self.metrics.record_status(status);
         let date = self.date_now();
-        write_error_response(self.stream.write_buffer_for(HEAD_ROOM), status, &date);
+        // Cannot fail: a `Vec` has room, and the cached date is a valid value.
+        let _ = write_error_response(self.stream.write_buffer_for(HEAD_ROOM), status, &date);
         let deadline = tokio::time::Instant::now() + self.config.head_timeout;
         let _ = timeout_at(deadline, self.stream.flush()).await;
         if self.config.access_log {

@@ -1,26 +1,12 @@
-//! [`RingBuffer`]: a growable circular byte buffer.
-//!
-//! The ring is the only place in ringstream that owns I/O memory. Bytes are
-//! written at the tail and read from the head; both operations are at most
-//! two `memcpy` calls, and consuming bytes is O(1). Nothing moves the stored
-//! bytes except growth and [`RingBuffer::make_contiguous`].
-//!
-//! Two forms exist:
-//!
-//! - **unbounded** ([`RingBuffer::new`], [`RingBuffer::with_capacity`]): a
-//!   write that does not fit grows the storage geometrically (at least
-//!   doubling), so building a body of `n` bytes from many small writes costs
-//!   O(log n) reallocations, never one per write;
-//! - **bounded** ([`RingBuffer::bounded`]): the capacity never changes and a
-//!   write accepts only what fits, returning the count. That count is the
-//!   back-pressure signal a producer waits on.
-//!
-//! When the ring becomes empty its head returns to offset 0, so a buffer that
-//! is filled and then drained completely keeps its data contiguous, and
-//! [`RingBuffer::into_vec`] hands the allocation over without copying.
+//! [`RingBuffer`]: the growable ring, on the heap; see the
+//! [module documentation](super) for its growth policy and bounded form.
 
 use alloc::vec::Vec;
 use core::{cmp, fmt};
+
+use super::span::Span;
+use super::ConsumeError;
+use crate::out::{OutOfSpace, WriteBuf};
 
 /// Capacity, in bytes, of the first allocation made by an unbounded ring
 /// created with [`RingBuffer::new`] when a small write arrives.
@@ -28,8 +14,9 @@ const MIN_GROWTH: usize = 64;
 
 /// A growable circular byte buffer with copy-once reads and writes.
 ///
-/// See the [module documentation](self) for the growth policy and the
-/// bounded form.
+/// See the [module documentation](super) for the growth policy and the
+/// bounded form, and [`FixedRing`](super::FixedRing) for a ring over
+/// storage the caller provides, without a heap.
 ///
 /// The stored bytes form at most two contiguous runs in the storage, shown
 /// by [`as_slices`](Self::as_slices); reads, peeks and the [`bytes::Buf`]
@@ -59,56 +46,11 @@ pub struct RingBuffer {
     buf: Vec<u8>,
     /// Capacity in bytes: the ring's modulus.
     cap: usize,
-    /// Offset of the first stored byte. Zero whenever `len == 0`.
-    head: usize,
-    /// Number of stored bytes.
-    len: usize,
+    /// Where the stored bytes lie, modulo `cap`.
+    span: Span,
     /// Whether the capacity is fixed.
     bounded: bool,
 }
-
-/// The error returned by [`RingBuffer::try_consume`] when asked to discard
-/// more bytes than the ring holds.
-///
-/// # Examples
-///
-/// ```
-/// use ringstream_core::RingBuffer;
-///
-/// let mut ring = RingBuffer::from(&b"abc"[..]);
-/// let err = ring.try_consume(5).unwrap_err();
-/// assert_eq!(err.requested(), 5);
-/// assert_eq!(err.available(), 3);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ConsumeError {
-    requested: usize,
-    available: usize,
-}
-
-impl ConsumeError {
-    /// How many bytes the caller asked to consume.
-    pub const fn requested(&self) -> usize {
-        self.requested
-    }
-
-    /// How many bytes the ring held.
-    pub const fn available(&self) -> usize {
-        self.available
-    }
-}
-
-impl fmt::Display for ConsumeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cannot consume {} bytes from a ring holding {}",
-            self.requested, self.available
-        )
-    }
-}
-
-impl core::error::Error for ConsumeError {}
 
 impl RingBuffer {
     /// Creates an empty, unbounded ring. It allocates nothing until the
@@ -128,8 +70,7 @@ impl RingBuffer {
         RingBuffer {
             buf: Vec::new(),
             cap: 0,
-            head: 0,
-            len: 0,
+            span: Span::EMPTY,
             bounded: false,
         }
     }
@@ -151,8 +92,7 @@ impl RingBuffer {
         RingBuffer {
             buf: Vec::with_capacity(capacity),
             cap: capacity,
-            head: 0,
-            len: 0,
+            span: Span::EMPTY,
             bounded: false,
         }
     }
@@ -178,8 +118,7 @@ impl RingBuffer {
         RingBuffer {
             buf: Vec::with_capacity(capacity),
             cap: capacity,
-            head: 0,
-            len: 0,
+            span: Span::EMPTY,
             bounded: true,
         }
     }
@@ -192,13 +131,13 @@ impl RingBuffer {
     /// Number of stored bytes.
     #[inline]
     pub fn len(&self) -> usize {
-        self.len
+        self.span.len
     }
 
     /// Returns `true` if the ring holds no bytes.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.span.len == 0
     }
 
     /// Number of bytes the ring can hold without growing.
@@ -211,7 +150,26 @@ impl RingBuffer {
     /// `capacity() - len()`.
     #[inline]
     pub fn room(&self) -> usize {
-        self.cap - self.len
+        self.cap - self.span.len
+    }
+
+    /// Returns `true` if no byte can be written without growing:
+    /// `len() == capacity()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::bounded(2);
+    /// ring.write(b"ab");
+    /// assert!(ring.is_full());
+    /// ring.consume(1);
+    /// assert!(!ring.is_full());
+    /// ```
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.span.len == self.cap
     }
 
     /// Appends bytes from `src` and returns how many were stored.
@@ -285,7 +243,7 @@ impl RingBuffer {
     #[inline]
     pub fn read(&mut self, dst: &mut [u8]) -> usize {
         let n = self.peek(dst);
-        self.advance_head(n);
+        self.span.advance(n, self.cap);
         n
     }
 
@@ -336,11 +294,11 @@ impl RingBuffer {
     #[inline]
     pub fn consume(&mut self, n: usize) {
         assert!(
-            n <= self.len,
+            n <= self.span.len,
             "cannot consume {n} bytes from a ring holding {}",
-            self.len
+            self.span.len
         );
-        self.advance_head(n);
+        self.span.advance(n, self.cap);
     }
 
     /// Discards the first `n` stored bytes, or returns an error and leaves
@@ -361,20 +319,34 @@ impl RingBuffer {
     /// assert!(ring.is_empty());
     /// ```
     pub fn try_consume(&mut self, n: usize) -> Result<(), ConsumeError> {
-        if n > self.len {
-            return Err(ConsumeError {
-                requested: n,
-                available: self.len,
-            });
+        if n > self.span.len {
+            return Err(ConsumeError::new(n, self.span.len));
         }
-        self.advance_head(n);
+        self.span.advance(n, self.cap);
         Ok(())
     }
 
     /// Removes every stored byte. The capacity is kept.
     pub fn clear(&mut self) {
-        self.head = 0;
-        self.len = 0;
+        self.span = Span::EMPTY;
+    }
+
+    /// Keeps the first `len` stored bytes and drops the rest, the most
+    /// recently written ones; does nothing if the ring holds `len` bytes
+    /// or fewer. The capacity is kept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::from(&b"abcdef"[..]);
+    /// ring.truncate(2);
+    /// assert_eq!(ring.as_slices().0, b"ab");
+    /// ```
+    #[inline]
+    pub fn truncate(&mut self, len: usize) {
+        self.span.truncate(len);
     }
 
     /// Makes room for at least `additional` more bytes without further
@@ -419,7 +391,7 @@ impl RingBuffer {
     /// assert_eq!(ring.as_slices().0, b"abc");
     /// ```
     pub fn shrink_to(&mut self, min_capacity: usize) {
-        let new_cap = cmp::max(self.len, min_capacity);
+        let new_cap = cmp::max(self.span.len, min_capacity);
         if self.bounded || new_cap >= self.capacity() {
             return;
         }
@@ -429,7 +401,7 @@ impl RingBuffer {
         v.extend_from_slice(b);
         self.buf = v;
         self.cap = new_cap;
-        self.head = 0;
+        self.span.head = 0;
     }
 
     /// The stored bytes as two runs, in order. The second run is empty
@@ -448,13 +420,8 @@ impl RingBuffer {
     /// ```
     #[inline]
     pub fn as_slices(&self) -> (&[u8], &[u8]) {
-        let cap = self.cap;
-        if self.len <= cap - self.head {
-            (&self.buf[self.head..self.head + self.len], &[])
-        } else {
-            let (front, back) = self.buf.split_at(self.head);
-            (back, &front[..self.len - (cap - self.head)])
-        }
+        let (a, b) = self.span.data(self.cap);
+        (&self.buf[a], &self.buf[b])
     }
 
     /// The largest contiguous writable run directly after the stored bytes,
@@ -479,12 +446,49 @@ impl RingBuffer {
     /// ```
     #[inline]
     pub fn spare_mut(&mut self) -> &mut [u8] {
-        let (start, end) = self.spare_range();
-        if end > self.buf.len() {
+        let (run, _) = self.span.spare(self.cap);
+        if run.end > self.buf.len() {
             // First use of this part of the storage: initialise it.
-            self.buf.resize(end, 0);
+            self.buf.resize(run.end, 0);
         }
-        &mut self.buf[start..end]
+        &mut self.buf[run]
+    }
+
+    /// Both writable runs after the stored bytes, in the order writes fill
+    /// them: [`spare_mut`](Self::spare_mut)'s run, then the free bytes
+    /// before the data when the free space wraps around the end of the
+    /// storage — for a vectored read. Write into them in order, then call
+    /// [`commit`](Self::commit) once per run with the bytes written there
+    /// (the second run only after the first is full).
+    ///
+    /// This never grows the ring.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::bounded(6);
+    /// ring.write(b"abcd");
+    /// ring.consume(3); // "d" at offset 3: free are 4..6, then 0..3
+    /// let (first, second) = ring.spare_slices_mut();
+    /// assert_eq!((first.len(), second.len()), (2, 3));
+    /// first.copy_from_slice(b"ef");
+    /// second[..1].copy_from_slice(b"g");
+    /// ring.commit(2);
+    /// ring.commit(1);
+    /// assert_eq!(ring.as_slices(), (&b"def"[..], &b"g"[..]));
+    /// ```
+    #[inline]
+    pub fn spare_slices_mut(&mut self) -> (&mut [u8], &mut [u8]) {
+        let (first, second) = self.span.spare(self.cap);
+        if first.end > self.buf.len() {
+            self.buf.resize(first.end, 0);
+        }
+        // The second run ends at the head, inside the initialised prefix,
+        // and lies before the first.
+        let (front, back) = self.buf.split_at_mut(first.start);
+        (&mut back[..first.len()], &mut front[second])
     }
 
     /// Marks the first `n` bytes of [`spare_mut`](Self::spare_mut) as
@@ -511,7 +515,7 @@ impl RingBuffer {
             n <= spare,
             "cannot commit {n} bytes: only {spare} spare bytes follow the data"
         );
-        self.len += n;
+        self.span.len += n;
     }
 
     /// Rearranges the storage so the stored bytes form one run, and returns
@@ -530,12 +534,12 @@ impl RingBuffer {
     /// assert_eq!(ring.as_slices(), (&b"cde"[..], &b""[..]));
     /// ```
     pub fn make_contiguous(&mut self) -> &mut [u8] {
-        if self.len > self.cap - self.head {
+        if self.span.is_wrapped(self.cap) {
             // Wrapped, so `buf.len() == cap`.
-            self.buf.rotate_left(self.head);
-            self.head = 0;
+            self.buf.rotate_left(self.span.head);
+            self.span.head = 0;
         }
-        &mut self.buf[self.head..self.head + self.len]
+        &mut self.buf[self.span.head..self.span.end()]
     }
 
     /// Returns the stored bytes as a `Vec<u8>`, reusing the ring's
@@ -560,15 +564,16 @@ impl RingBuffer {
     /// assert_eq!(body, "hello");
     /// ```
     pub fn into_vec(mut self) -> Vec<u8> {
-        if self.head != 0 {
-            if self.len > self.cap - self.head {
-                self.buf.rotate_left(self.head);
+        let Span { head, len } = self.span;
+        if head != 0 {
+            if self.span.is_wrapped(self.cap) {
+                self.buf.rotate_left(head);
             } else {
-                self.buf.copy_within(self.head..self.head + self.len, 0);
+                self.buf.copy_within(head..head + len, 0);
             }
         }
         let mut v = self.buf;
-        v.truncate(self.len);
+        v.truncate(len);
         v
     }
 
@@ -598,53 +603,6 @@ impl RingBuffer {
 
     // ---- internals ----------------------------------------------------
 
-    /// Discards `n <= len` bytes from the front; resets the head to 0 when
-    /// the ring becomes empty.
-    #[inline]
-    fn advance_head(&mut self, n: usize) {
-        debug_assert!(n <= self.len);
-        self.len -= n;
-        if self.len == 0 {
-            self.head = 0;
-        } else {
-            let cap = self.cap;
-            self.head += n;
-            if self.head >= cap {
-                self.head -= cap;
-            }
-        }
-    }
-
-    /// Offset one past the last stored byte, wrapped into the storage.
-    #[inline]
-    fn tail(&self) -> usize {
-        let cap = self.cap;
-        // head < cap or head == 0, and len <= cap, so this cannot overflow
-        // past 2 * cap.
-        let t = self.head + self.len;
-        if t >= cap {
-            t - cap
-        } else {
-            t
-        }
-    }
-
-    /// The writable run after the stored bytes, as a range of `buf`.
-    #[inline]
-    fn spare_range(&self) -> (usize, usize) {
-        let cap = self.cap;
-        if self.len == cap {
-            return (0, 0);
-        }
-        let tail = self.tail();
-        if tail >= self.head {
-            // Data unwrapped (or empty): the run reaches the end of storage.
-            (tail, cap)
-        } else {
-            (tail, self.head)
-        }
-    }
-
     /// The fast path of every write while a body is being built: if the
     /// data does not wrap, ends at the initialised frontier, and `src` fits
     /// before the end of the storage, one append (a copy; no reallocation
@@ -654,7 +612,7 @@ impl RingBuffer {
     fn append_contiguous(&mut self, src: &[u8]) -> bool {
         // head < cap (or 0) and len <= cap, so `end` cannot overflow. When
         // the data wraps, `end > cap >= buf.len()`.
-        let end = self.head + self.len;
+        let end = self.span.end();
         let n = src.len();
         if end == self.buf.len() && n <= self.cap - end {
             // SAFETY: `end + n <= cap <= buf.capacity()` (the storage is
@@ -667,7 +625,7 @@ impl RingBuffer {
                 copy_small_or_bulk(src.as_ptr(), self.buf.as_mut_ptr().add(end), n);
                 self.buf.set_len(end + n);
             }
-            self.len += n;
+            self.span.len += n;
             true
         } else {
             false
@@ -705,21 +663,16 @@ impl RingBuffer {
     /// at the frontier.
     fn copy_in(&mut self, src: &[u8]) {
         debug_assert!(src.len() <= self.room());
-        let tail = self.tail();
-        // Unwrapped data: the tail run reaches the end of the storage.
+        // Unwrapped data: the first run reaches the end of the storage.
         // Wrapped (or tail at the end): it reaches the head.
-        let run = if tail >= self.head && self.len < self.cap {
-            self.cap - tail
-        } else {
-            self.head - tail
-        };
-        let first = cmp::min(src.len(), run);
+        let (run, _) = self.span.spare(self.cap);
+        let first = cmp::min(src.len(), run.len());
         let (a, b) = src.split_at(first);
-        self.put_at(tail, a);
+        self.put_at(run.start, a);
         // The second run starts at 0 and ends before the head, inside the
         // initialised prefix.
         self.put_at(0, b);
-        self.len += src.len();
+        self.span.len += src.len();
     }
 
     /// Stores `src` at `pos` (`pos <= buf.len()`, `pos + src.len() <=
@@ -742,6 +695,7 @@ impl RingBuffer {
     fn grow(&mut self, additional: usize) {
         let old_cap = self.cap;
         let needed = self
+            .span
             .len
             .checked_add(additional)
             .expect("ring buffer capacity overflow");
@@ -750,7 +704,7 @@ impl RingBuffer {
         // zero-fills nothing.
         self.buf.reserve_exact(new_cap - self.buf.len());
         self.cap = new_cap;
-        let end = self.head + self.len;
+        let end = self.span.end();
         if end > old_cap {
             // Wrapped, so buf.len() == old_cap: the second run sits at
             // [0, end - old_cap) and is appended after the first run.
@@ -768,8 +722,7 @@ impl Clone for RingBuffer {
         RingBuffer {
             buf,
             cap: self.cap,
-            head: self.head,
-            len: self.len,
+            span: self.span,
             bounded: self.bounded,
         }
     }
@@ -785,9 +738,9 @@ impl Default for RingBuffer {
 impl fmt::Debug for RingBuffer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RingBuffer")
-            .field("len", &self.len)
+            .field("len", &self.span.len)
             .field("capacity", &self.capacity())
-            .field("head", &self.head)
+            .field("head", &self.span.head)
             .field("bounded", &self.bounded)
             .finish()
     }
@@ -800,8 +753,10 @@ impl From<&[u8]> for RingBuffer {
         RingBuffer {
             buf: bytes.to_vec(),
             cap: bytes.len(),
-            head: 0,
-            len: bytes.len(),
+            span: Span {
+                head: 0,
+                len: bytes.len(),
+            },
             bounded: false,
         }
     }
@@ -815,8 +770,7 @@ impl From<Vec<u8>> for RingBuffer {
         RingBuffer {
             cap: vec.capacity(),
             buf: vec,
-            head: 0,
-            len,
+            span: Span { head: 0, len },
             bounded: false,
         }
     }
@@ -868,10 +822,38 @@ impl fmt::Write for RingBuffer {
     }
 }
 
+impl WriteBuf for RingBuffer {
+    /// Appends all of `bytes`: an unbounded ring grows, so only a bounded
+    /// one runs out of space, and then stores nothing.
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) -> Result<(), OutOfSpace> {
+        if self.append_contiguous(bytes) {
+            return Ok(());
+        }
+        if self.bounded && bytes.len() > self.room() {
+            return Err(OutOfSpace);
+        }
+        self.write_slow(bytes);
+        Ok(())
+    }
+
+    /// The number of stored bytes.
+    #[inline]
+    fn mark(&self) -> usize {
+        self.span.len
+    }
+
+    /// Same as [`RingBuffer::truncate`].
+    #[inline]
+    fn rewind(&mut self, mark: usize) {
+        self.span.truncate(mark);
+    }
+}
+
 impl bytes::Buf for RingBuffer {
     #[inline]
     fn remaining(&self) -> usize {
-        self.len
+        self.span.len
     }
 
     /// The first run of stored bytes (see [`RingBuffer::as_slices`]).
@@ -907,10 +889,10 @@ impl bytes::Buf for RingBuffer {
 
     fn copy_to_slice(&mut self, dst: &mut [u8]) {
         assert!(
-            dst.len() <= self.len,
+            dst.len() <= self.span.len,
             "cannot copy {} bytes from a ring holding {}",
             dst.len(),
-            self.len
+            self.span.len
         );
         self.read(dst);
     }
@@ -929,7 +911,7 @@ unsafe impl bytes::BufMut for RingBuffer {
         if self.bounded {
             self.room()
         } else {
-            isize::MAX as usize - self.len
+            isize::MAX as usize - self.span.len
         }
     }
 
@@ -1070,14 +1052,14 @@ mod tests {
         let mut r = RingBuffer::with_capacity(8);
         r.write(b"abcdef");
         r.consume(3);
-        assert_eq!(r.head, 3);
+        assert_eq!(r.span.head, 3);
         r.consume(3);
-        assert_eq!(r.head, 0);
+        assert_eq!(r.span.head, 0);
         r.write(b"xyz");
         r.consume(1);
         let mut out = [0u8; 8];
         assert_eq!(r.read(&mut out), 2);
-        assert_eq!(r.head, 0);
+        assert_eq!(r.span.head, 0);
     }
 
     #[test]
@@ -1086,9 +1068,9 @@ mod tests {
         r.write(b"abcd");
         r.consume(2);
         r.write(b"ef");
-        assert_eq!((r.head, r.tail()), (2, 2));
+        assert_eq!((r.span.head, r.span.tail(r.cap)), (2, 2));
         r.consume(2);
-        assert_eq!(r.head, 0);
+        assert_eq!(r.span.head, 0);
         assert_eq!(contents(&r), b"ef");
     }
 
@@ -1098,10 +1080,10 @@ mod tests {
         r.write(b"abcd");
         r.consume(3);
         r.write(b"efg"); // wraps: d | efg
-        assert_eq!(r.head, 3);
+        assert_eq!(r.span.head, 3);
         r.write(b"hi"); // grows (to the minimum growth size)
         assert_eq!(r.capacity(), MIN_GROWTH);
-        assert_eq!(r.head, 3);
+        assert_eq!(r.span.head, 3);
         assert_eq!(r.as_slices(), (&b"defghi"[..], &b""[..]));
     }
 
@@ -1169,9 +1151,9 @@ mod tests {
         r.write(b"abcd");
         r.consume(1);
         // data [1, 4): tail wraps to 0, spare is [0, 1).
-        assert_eq!(r.spare_range(), (0, 1));
+        assert_eq!(r.span.spare(r.cap).0, 0..1);
         r.commit(1);
-        assert_eq!(r.spare_range(), (0, 0));
+        assert_eq!(r.span.spare(r.cap).0, 0..0);
     }
 
     #[test]

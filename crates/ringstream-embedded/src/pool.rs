@@ -32,9 +32,11 @@
 //! # Trade-offs
 //!
 //! - Against one socket per task (picoserve's `listen_and_serve`): a
-//!   queued connection costs its socket buffers (RX + TX bytes) but no
-//!   task future; a worker costs its future, which holds the handler's
-//!   state, but no buffers. Bursts are absorbed by the cheaper of the two.
+//!   queued connection costs its socket (RX + TX buffer bytes and
+//!   smoltcp's state) but no task future; a worker costs its future,
+//!   which holds the handler's state, but no socket. The two are sized
+//!   apart: as many workers as connections the device can serve at once,
+//!   as many sockets as it should hold through a burst.
 //! - Against edge-http's `run_with_socket_queue` (one acceptor future per
 //!   socket, feeding workers through a channel): one listener future for
 //!   all the sockets instead of one each, and no channel (embassy-sync's

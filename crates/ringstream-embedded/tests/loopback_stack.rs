@@ -251,7 +251,14 @@ async fn burst(stack: Stack<'static>, round: usize) {
             );
         }
     }
-    println!("burst round {round}: {outcomes:?}");
+    let refused_ms: Vec<u64> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Outcome::Refused(after) => Some(after.as_millis()),
+            Outcome::Served => None,
+        })
+        .collect();
+    println!("burst round {round}: {served} served, refused after {refused_ms:?} ms");
 
     let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
         .await
@@ -306,7 +313,8 @@ async fn silent_burst(stack: Stack<'static>) {
         (WORKERS, SOCKETS - WORKERS, BURST - SOCKETS),
         "{outcomes:?}"
     );
-    println!("silent burst: {outcomes:?}");
+    let cut_ms: Vec<u64> = outcomes.iter().flatten().map(|t| t.as_millis()).collect();
+    println!("silent burst: cut after {cut_ms:?} ms, {refused} refused");
 
     let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
         .await
@@ -361,7 +369,8 @@ async fn lossy_link(stack: Stack<'static>, link: &Link) {
     let reordered = after.reordered - before.reordered;
     let frames = after.transmitted - before.transmitted;
     println!(
-        "lossy link: {frames} frames, {dropped} dropped, {reordered} reordered, {took} simulated"
+        "lossy link: {frames} frames, {dropped} dropped, {reordered} reordered, {} ms simulated",
+        took.as_millis()
     );
     assert!(
         dropped > 0 && reordered > 0,

@@ -1,0 +1,475 @@
+//! A pool of connection slots on one embassy-net TCP port.
+//!
+//! smoltcp, under embassy-net, has no accept backlog: a connection can
+//! only be accepted by a socket that is in the `LISTEN` state when its SYN
+//! arrives, and a SYN that finds none is answered with a reset. A server
+//! with one socket per task therefore refuses every client that arrives
+//! while all its tasks are busy: a browser opening six connections at
+//! once, or a user holding the reload key, gets resets.
+//!
+//! [`Pool`] keeps more sockets listening than it has workers. A socket
+//! that completes a handshake while every worker is busy holds its
+//! connection, with whatever the client already sent in the socket's
+//! receive buffer, until a worker is free: the sockets are the accept
+//! queue. Only when every socket holds a connection is a new SYN refused,
+//! at once (the client's `connect` fails promptly instead of hanging).
+//!
+//! # Design
+//!
+//! - One **listener** future ([`Pool::run_listener`]) keeps every free
+//!   socket listening and notices when one of them has a connection. It is
+//!   the only future that waits on a listening socket, so each socket has
+//!   exactly one waker registered with it.
+//! - **Workers** ([`Pool::run_worker`]) each take the oldest queued
+//!   connection, lend its socket whole to the [`Handler`], close the
+//!   connection and give the socket back to the listener.
+//!
+//! Run the listener and each worker as an embassy task of its own (or
+//! join them into one). Everything is shared through `&Pool`, with cells
+//! and no locks: a `Pool` is not `Sync`, so all its futures run on one
+//! executor, as embassy-net's sockets require anyway.
+//!
+//! # Trade-offs
+//!
+//! - Against one socket per task (picoserve's `listen_and_serve`): a
+//!   queued connection costs its socket (RX + TX buffer bytes and
+//!   smoltcp's state) but no task future; a worker costs its future,
+//!   which holds the handler's state, but no socket. The two are sized
+//!   apart: as many workers as connections the device can serve at once,
+//!   as many sockets as it should hold through a burst.
+//! - Against edge-http's `run_with_socket_queue` (one acceptor future per
+//!   socket, feeding workers through a channel): one listener future for
+//!   all the sockets instead of one each, and no channel (embassy-sync's
+//!   `Channel` has a single receiver waker, and workers waiting on it
+//!   together would wake each other in a loop).
+//! - A queued connection is served in the order its handshake completed,
+//!   by whichever worker is free first. While it waits, its client's
+//!   bytes fill the socket's receive buffer and then its TCP window
+//!   closes; nothing is lost. It waits at most [`Config::timeout`] after
+//!   its client's last segment; [`Config::deadline`] bounds how long the
+//!   connections before it can keep the workers.
+//! - The listener scans all `SOCKETS` slots when woken, so its work per
+//!   wake grows with the number of sockets (a handful on a device).
+//!
+//! # Examples
+//!
+//! An echo server on port 7 with three sockets and two workers (one
+//! queued connection), on embassy tasks:
+//!
+//! ```no_run
+//! use ringstream_embedded::embedded_io_async::{Read, Write};
+//! use ringstream_embedded::pool::{Config, Pool, SocketBuffers};
+//! use ringstream_embedded::Handler;
+//!
+//! struct Echo;
+//!
+//! impl Handler for Echo {
+//!     async fn serve<IO: Read + Write>(&self, io: &mut IO) -> Result<(), IO::Error> {
+//!         let mut buf = [0; 64];
+//!         loop {
+//!             let n = io.read(&mut buf).await?;
+//!             if n == 0 {
+//!                 return Ok(());
+//!             }
+//!             io.write_all(&buf[..n]).await?;
+//!         }
+//!     }
+//! }
+//!
+//! type EchoPool = Pool<'static, 3>;
+//!
+//! async fn listener(pool: &'static EchoPool) -> ! {
+//!     pool.run_listener().await
+//! }
+//!
+//! async fn worker(pool: &'static EchoPool) -> ! {
+//!     pool.run_worker(&Echo).await
+//! }
+//!
+//! fn start(stack: embassy_net::Stack<'static>) -> &'static EchoPool {
+//!     // In firmware: a `StaticCell`, so the buffers live in `.bss`.
+//!     let buffers = Box::leak(Box::new([const { SocketBuffers::<1024, 1024>::new() }; 3]));
+//!     let pool: &'static EchoPool = Box::leak(Box::new(Pool::new(stack, Config::new(7), buffers)));
+//!     // spawner.spawn(listener_task(pool)), then two worker tasks.
+//!     pool
+//! }
+//! ```
+
+use core::cell::{Cell, RefCell};
+use core::convert::Infallible;
+use core::future::{poll_fn, Future};
+use core::pin::pin;
+use core::task::{Context, Poll, Waker};
+
+use embassy_net::tcp::{State, TcpSocket};
+use embassy_net::Stack;
+use embassy_time::{with_timeout, Duration};
+
+use crate::Handler;
+
+/// The receive and transmit buffers of one socket: `RX` and `TX` bytes.
+///
+/// The pool's memory is the caller's: an array of these, typically in a
+/// `static` (a `StaticCell` in firmware), lent to [`Pool::new`].
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_embedded::pool::SocketBuffers;
+///
+/// static mut BUFFERS: [SocketBuffers<1024, 1024>; 4] = [const { SocketBuffers::new() }; 4];
+/// assert_eq!(core::mem::size_of::<SocketBuffers<1024, 1024>>(), 2048);
+/// ```
+#[derive(Debug)]
+pub struct SocketBuffers<const RX: usize, const TX: usize> {
+    rx: [u8; RX],
+    tx: [u8; TX],
+}
+
+impl<const RX: usize, const TX: usize> SocketBuffers<RX, TX> {
+    /// Zeroed buffers, usable in a `static` initialiser.
+    pub const fn new() -> Self {
+        SocketBuffers {
+            rx: [0; RX],
+            tx: [0; TX],
+        }
+    }
+}
+
+impl<const RX: usize, const TX: usize> Default for SocketBuffers<RX, TX> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Settings of a [`Pool`].
+///
+/// # Examples
+///
+/// ```
+/// use embassy_time::Duration;
+/// use ringstream_embedded::pool::Config;
+///
+/// let config = Config {
+///     timeout: Some(Duration::from_secs(5)),
+///     ..Config::new(80)
+/// };
+/// assert_eq!(config.port, 80);
+/// assert_eq!(config.linger, Duration::from_secs(2));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// The TCP port every socket listens on. Not 0.
+    pub port: u16,
+    /// smoltcp's socket timeout, on every socket of the pool: a
+    /// connection from which no segment has arrived for this long is
+    /// reset, whether it is queued or served. (smoltcp 0.12 applies it to
+    /// idle connections too, although its documentation speaks only of
+    /// unacknowledged data and keep-alive.) So a queued connection whose
+    /// client has sent its request and waits waits at most this long for a
+    /// worker. `None` for no limit. Default: 10 seconds.
+    pub timeout: Option<Duration>,
+    /// The longest a worker serves one connection: at this deadline the
+    /// handler is dropped and the connection reset, so a client that
+    /// connects and never sends, or never stops, cannot keep a worker for
+    /// ever. `None` for no limit (the default): the per-phase deadlines of
+    /// the HTTP server will be the finer tool.
+    pub deadline: Option<Duration>,
+    /// How long closing a connection may take once its handler is done:
+    /// the unsent data and the FIN acknowledged, then the client's
+    /// remaining bytes read and dropped until its FIN, then the socket is
+    /// reset and reused. Default: 2 seconds.
+    pub linger: Duration,
+}
+
+impl Config {
+    /// The defaults, on `port`.
+    pub const fn new(port: u16) -> Self {
+        Config {
+            port,
+            timeout: Some(Duration::from_secs(10)),
+            deadline: None,
+            linger: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Where a slot's socket is in its cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SlotState {
+    /// Closed; the listener puts it back in `LISTEN`.
+    Free,
+    /// In `LISTEN` or `SYN-RECEIVED`, watched by the listener.
+    Listening,
+    /// Holds a connection no worker has taken yet; the ticket orders the
+    /// queue.
+    Queued(u32),
+    /// Lent to a worker.
+    Serving,
+}
+
+struct Slot<'d> {
+    socket: RefCell<TcpSocket<'d>>,
+    state: Cell<SlotState>,
+}
+
+/// `SOCKETS` TCP sockets listening on one port, served by any number of
+/// workers up to `SOCKETS`.
+///
+/// See the [module documentation](self) for the design. The stack's
+/// `StackResources` must have room for the `SOCKETS` sockets, besides any
+/// other socket the application opens.
+pub struct Pool<'d, const SOCKETS: usize> {
+    slots: [Slot<'d>; SOCKETS],
+    config: Config,
+    /// The listener's waker: a worker that frees a slot wakes it.
+    listener: Cell<Option<Waker>>,
+    /// Wakers of idle workers, woken one per newly queued connection.
+    idle: [Cell<Option<Waker>>; SOCKETS],
+    next_ticket: Cell<u32>,
+}
+
+impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
+    /// A pool of `SOCKETS` sockets on `stack`, over `buffers`.
+    ///
+    /// Nothing listens until [`run_listener`](Self::run_listener) runs.
+    ///
+    /// # Panics
+    ///
+    /// If `config.port` is 0 (a socket cannot listen on it), or if the
+    /// stack's `StackResources` has no room left for the sockets.
+    pub fn new<const RX: usize, const TX: usize>(
+        stack: Stack<'d>,
+        config: Config,
+        buffers: &'d mut [SocketBuffers<RX, TX>; SOCKETS],
+    ) -> Self {
+        assert!(config.port != 0, "a pool cannot listen on port 0");
+        let slots = buffers.each_mut().map(|b| {
+            let mut socket = TcpSocket::new(stack, &mut b.rx, &mut b.tx);
+            socket.set_timeout(config.timeout);
+            Slot {
+                socket: RefCell::new(socket),
+                state: Cell::new(SlotState::Free),
+            }
+        });
+        Pool {
+            slots,
+            config,
+            listener: Cell::new(None),
+            idle: [const { Cell::new(None) }; SOCKETS],
+            next_ticket: Cell::new(0),
+        }
+    }
+
+    /// The pool's settings.
+    pub const fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Keeps every free socket listening and queues the connections they
+    /// accept, for ever.
+    ///
+    /// Run exactly one listener per pool.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping it stops the pool from listening: the sockets already
+    /// listening still complete handshakes, but nothing queues them.
+    pub async fn run_listener(&self) -> ! {
+        let never: Infallible = poll_fn(|cx| {
+            self.poll_listen(cx);
+            Poll::Pending
+        })
+        .await;
+        match never {}
+    }
+
+    /// Serves queued connections with `handler`, one at a time, for ever.
+    ///
+    /// Run up to `SOCKETS` workers per pool (more would never all have a
+    /// socket, and their wakers would not all fit: they would wake each
+    /// other in turn instead of sleeping). Between connections a worker
+    /// closes the one it served (gracefully, within [`Config::linger`])
+    /// and hands the socket back to the listener.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping a worker while it serves leaves its slot taken: the socket
+    /// is not reused.
+    // The socket's `RefMut` is held across the handler's awaits on
+    // purpose: while a slot is `Serving`, its worker is the only code that
+    // borrows its socket (the listener skips such slots and uses
+    // `try_borrow_mut` anyway), so the borrow cannot collide.
+    #[allow(clippy::await_holding_refcell_ref)]
+    pub async fn run_worker<H: Handler>(&self, handler: &H) -> ! {
+        loop {
+            let slot = self.next_connection().await;
+            // Only this worker touches a slot in `Serving`; the listener
+            // borrows only `Free` and `Listening` slots, briefly.
+            if let Ok(mut socket) = slot.socket.try_borrow_mut() {
+                let served = match self.config.deadline {
+                    Some(deadline) => {
+                        matches!(
+                            with_timeout(deadline, handler.serve(&mut *socket)).await,
+                            Ok(Ok(()))
+                        )
+                    }
+                    None => handler.serve(&mut *socket).await.is_ok(),
+                };
+                close(&mut socket, served, self.config.linger).await;
+            }
+            slot.state.set(SlotState::Free);
+            if let Some(listener) = self.listener.take() {
+                listener.wake();
+            }
+        }
+    }
+
+    /// One pass of the listener over the slots.
+    fn poll_listen(&self, cx: &mut Context<'_>) {
+        register(&self.listener, cx.waker());
+        let mut queued = 0;
+        for slot in &self.slots {
+            let state = slot.state.get();
+            if !matches!(state, SlotState::Free | SlotState::Listening) {
+                continue;
+            }
+            let Ok(mut socket) = slot.socket.try_borrow_mut() else {
+                continue;
+            };
+            match (state, socket.state()) {
+                (_, State::Closed) => {
+                    // `accept` puts the socket in LISTEN on its first poll
+                    // and registers our waker; the future itself is not
+                    // kept, `wait_write_ready` re-registers on later passes.
+                    let accept = pin!(socket.accept(self.config.port));
+                    match accept.poll(cx) {
+                        Poll::Pending => slot.state.set(SlotState::Listening),
+                        Poll::Ready(Ok(())) => {
+                            slot.state.set(SlotState::Queued(self.ticket()));
+                            queued += 1;
+                        }
+                        // Not closed after all, or port 0 (refused by
+                        // `new`): leave it free and look again.
+                        Poll::Ready(Err(_)) => cx.waker().wake_by_ref(),
+                    }
+                }
+                (SlotState::Listening, State::Listen | State::SynReceived) => {
+                    // Not writable in these states, so this registers our
+                    // waker, which smoltcp wakes on every state change.
+                    let ready = pin!(socket.wait_write_ready());
+                    let _ = ready.poll(cx);
+                }
+                (SlotState::Listening, _) => {
+                    // A handshake completed (the connection may already be
+                    // closing: its worker will read the end of it).
+                    slot.state.set(SlotState::Queued(self.ticket()));
+                    queued += 1;
+                }
+                (_, _) => {
+                    // A free slot that is not closed: make it so.
+                    socket.abort();
+                    cx.waker().wake_by_ref();
+                }
+            }
+        }
+        for _ in 0..queued {
+            if let Some(worker) = self.idle.iter().find_map(Cell::take) {
+                worker.wake();
+            }
+        }
+    }
+
+    /// Waits for the oldest queued connection and takes it.
+    fn next_connection(&self) -> impl Future<Output = &Slot<'d>> + '_ {
+        poll_fn(|cx| {
+            let mut oldest: Option<(&Slot<'d>, u32)> = None;
+            for slot in &self.slots {
+                if let SlotState::Queued(ticket) = slot.state.get() {
+                    // Tickets wrap; at most SOCKETS are outstanding.
+                    let older = oldest.is_none_or(|(_, t)| (ticket.wrapping_sub(t) as i32) < 0);
+                    if older {
+                        oldest = Some((slot, ticket));
+                    }
+                }
+            }
+            match oldest {
+                Some((slot, _)) => {
+                    slot.state.set(SlotState::Serving);
+                    Poll::Ready(slot)
+                }
+                None => {
+                    self.wait_idle(cx.waker());
+                    Poll::Pending
+                }
+            }
+        })
+    }
+
+    /// Puts an idle worker's waker in the first free place (unless it is
+    /// there already).
+    fn wait_idle(&self, waker: &Waker) {
+        let mut free = None;
+        for cell in &self.idle {
+            match cell.take() {
+                Some(w) if w.will_wake(waker) => {
+                    cell.set(Some(w));
+                    return;
+                }
+                Some(w) => cell.set(Some(w)),
+                None => {
+                    if free.is_none() {
+                        free = Some(cell);
+                    }
+                }
+            }
+        }
+        // With no free place (more waiting workers than sockets), the
+        // worker displaced is woken to look again. With no places at all
+        // (no sockets), nothing will ever be queued.
+        if let Some(cell) = free.or(self.idle.first()) {
+            if let Some(displaced) = cell.replace(Some(waker.clone())) {
+                displaced.wake();
+            }
+        }
+    }
+
+    fn ticket(&self) -> u32 {
+        let ticket = self.next_ticket.get();
+        self.next_ticket.set(ticket.wrapping_add(1));
+        ticket
+    }
+}
+
+/// Stores `waker` in `cell`, unless it already holds one that wakes the
+/// same task.
+fn register(cell: &Cell<Option<Waker>>, waker: &Waker) {
+    match cell.take() {
+        Some(w) if w.will_wake(waker) => cell.set(Some(w)),
+        _ => cell.set(Some(waker.clone())),
+    }
+}
+
+/// Ends a served connection and leaves the socket closed.
+///
+/// After a handler that succeeded: a lingering close. The FIN follows the
+/// unsent data; once both are acknowledged, what the client still sends is
+/// read and dropped until its own FIN, so that a client still sending (a
+/// pipelined request, the rest of a body the handler did not read) is not
+/// answered with a reset that could destroy the response in its receive
+/// buffer. All of it within `linger`. Then, or at once after a handler
+/// error, the socket is reset (a no-op on a connection both sides closed)
+/// and the reset given `linger` to go out before the socket listens again.
+async fn close(socket: &mut TcpSocket<'_>, graceful: bool, linger: Duration) {
+    if graceful {
+        let _ = with_timeout(linger, async {
+            socket.close();
+            if socket.flush().await.is_ok() {
+                while socket.read_with(|rest| (rest.len(), ())).await.is_ok() {}
+            }
+        })
+        .await;
+    }
+    socket.abort();
+    let _ = with_timeout(linger, socket.flush()).await;
+}

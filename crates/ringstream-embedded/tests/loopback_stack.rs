@@ -1,0 +1,385 @@
+//! The connection pool on a real no_std TCP stack in one process:
+//! embassy-net over the in-memory loopback link of `support`, with client
+//! and server sockets on the same stack and simulated time.
+//!
+//! One test function (embassy's executor and tasks are statics) runs the
+//! scenarios in sequence inside one executor run:
+//!
+//! 1. the sizes of the pool's futures and buffers, printed;
+//! 2. a request/response round trip through the pool;
+//! 3. bursts of twice as many clients as workers, repeated (picoserve
+//!    #9: a server that "stops accepting connections and never
+//!    recovers"): every client is served, queued then served, or refused
+//!    at once, none hangs, and the pool serves normally afterwards;
+//! 4. a burst of silent clients, which the pool's deadline cuts, after
+//!    which it serves again;
+//! 5. a lossy link (dropped and reordered frames): a 40 KiB payload still
+//!    arrives intact.
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use embassy_executor::{Executor, Spawner};
+use embassy_net::tcp::ConnectError;
+use embassy_net::{Runner, Stack, StackResources};
+use embassy_time::{with_timeout, Duration, Instant, Timer};
+use ringstream_embedded::pool::{Config, Pool, SocketBuffers};
+
+use ringstream_embedded::embedded_io_async::{Read, Write};
+use ringstream_embedded::Handler;
+use support::app::{payload_byte, App, PAYLOAD_LEN};
+use support::loopback::{Faults, Link, Loopback};
+use support::{connect, exchange, join_all, request, Client, Failure};
+
+/// The port the pool listens on.
+const PORT: u16 = 8080;
+/// Worker tasks.
+const WORKERS: usize = 2;
+/// Listening sockets: one more than the workers, so one connection queues.
+const SOCKETS: usize = 3;
+/// Clients in a burst: twice the workers.
+const BURST: usize = 2 * WORKERS;
+/// Socket buffers of the pool, in bytes: the demo's 1 KiB + 1 KiB.
+const RX: usize = 1024;
+const TX: usize = 1024;
+/// The pool's deadline per connection, in simulated time: longer than the
+/// lossy link's 40 KiB takes.
+const DEADLINE: Duration = Duration::from_secs(10);
+/// The pool's socket timeout (no segment from the client for this long),
+/// in simulated time: longer than the deadline, so that the silent burst
+/// shows both.
+const TIMEOUT: Duration = Duration::from_secs(15);
+/// The longest any client exchange may take, in simulated time.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+type TestPool = Pool<'static, SOCKETS>;
+
+/// A handler that does nothing: the pool's own share of a worker's
+/// future, when measured with it.
+pub struct Nothing;
+
+impl Handler for Nothing {
+    async fn serve<IO: Read + Write>(&self, _io: &mut IO) -> Result<(), IO::Error> {
+        Ok(())
+    }
+}
+
+const HELLO: &[u8] = b"GET /hello HTTP/1.1\r\nHost: device\r\n\r\n";
+const HELLO_RESPONSE: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello";
+
+#[embassy_executor::task]
+async fn net(mut runner: Runner<'static, Loopback>) -> ! {
+    runner.run().await
+}
+
+#[embassy_executor::task]
+async fn clock() -> ! {
+    support::advance_time().await
+}
+
+#[embassy_executor::task]
+async fn listener(pool: &'static TestPool) -> ! {
+    pool.run_listener().await
+}
+
+#[embassy_executor::task(pool_size = WORKERS)]
+async fn worker(pool: &'static TestPool) -> ! {
+    pool.run_worker(&App).await
+}
+
+#[embassy_executor::task]
+async fn scenarios(
+    stack: Stack<'static>,
+    link: Link,
+    pool: &'static TestPool,
+    done: &'static AtomicBool,
+) {
+    sizes(pool);
+    round_trip(stack).await;
+    for round in 1..=3 {
+        burst(stack, round).await;
+    }
+    silent_burst(stack).await;
+    lossy_link(stack, &link).await;
+    done.store(true, Ordering::SeqCst);
+}
+
+#[test]
+fn pool_on_embassy_net_over_loopback() {
+    // The pool's sockets and every client of a burst at once.
+    let (stack, runner, link) = support::stack::<{ SOCKETS + BURST }>();
+    let buffers = Box::leak(Box::new(
+        [const { SocketBuffers::<RX, TX>::new() }; SOCKETS],
+    ));
+    let config = Config {
+        deadline: Some(DEADLINE),
+        timeout: Some(TIMEOUT),
+        ..Config::new(PORT)
+    };
+    let pool: &'static TestPool = Box::leak(Box::new(Pool::new(stack, config, buffers)));
+    let done: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+
+    let executor = Box::leak(Box::new(Executor::new()));
+    let started = std::time::Instant::now();
+    executor.run_until(
+        |spawner: Spawner| {
+            spawner.spawn(net(runner).unwrap());
+            spawner.spawn(clock().unwrap());
+            spawner.spawn(listener(pool).unwrap());
+            for _ in 0..WORKERS {
+                spawner.spawn(worker(pool).unwrap());
+            }
+            spawner.spawn(scenarios(stack, link, pool, done).unwrap());
+        },
+        // A hang fails the test instead of holding CI.
+        || done.load(Ordering::SeqCst) || started.elapsed() > std::time::Duration::from_secs(120),
+    );
+    assert!(
+        done.load(Ordering::SeqCst),
+        "the scenarios did not finish within 120 s of real time"
+    );
+}
+
+/// The RAM of a connection slot, as far as this step has one: the worker
+/// task's future (which holds the handler's future), the listener's, the
+/// pool, the socket buffers and smoltcp's state for one socket.
+fn sizes(pool: &'static TestPool) {
+    let worker_app = std::mem::size_of_val(&pool.run_worker(&App));
+    let worker_nothing = std::mem::size_of_val(&pool.run_worker(&Nothing));
+    let listener = std::mem::size_of_val(&pool.run_listener());
+    let smoltcp_socket =
+        std::mem::size_of::<StackResources<2>>() - std::mem::size_of::<StackResources<1>>();
+    println!("worker future, test app handler (512-byte head buffer): {worker_app} bytes");
+    println!("worker future, handler that does nothing (the pool's share): {worker_nothing} bytes");
+    println!("listener future: {listener} bytes");
+    println!("Pool<{SOCKETS}>: {} bytes", std::mem::size_of::<TestPool>());
+    println!(
+        "SocketBuffers<{RX}, {TX}>: {} bytes per socket",
+        std::mem::size_of::<SocketBuffers<RX, TX>>()
+    );
+    println!("smoltcp socket storage: {smoltcp_socket} bytes per socket");
+}
+
+/// A request and its response, twice on fresh connections: a GET, and a
+/// POST whose body comes back.
+async fn round_trip(stack: Stack<'static>) {
+    let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
+        .await
+        .expect("round trip within the patience")
+        .expect("round trip");
+    assert_eq!(response, HELLO_RESPONSE);
+
+    let post = b"POST /echo HTTP/1.1\r\nHost: device\r\nContent-Length: 11\r\n\r\nhello, pool";
+    let response = with_timeout(PATIENCE, request(stack, PORT, post))
+        .await
+        .expect("echo within the patience")
+        .expect("echo");
+    assert_eq!(
+        response,
+        b"HTTP/1.1 200 \r\nContent-Length: 11\r\nConnection: close\r\n\r\nhello, pool"
+    );
+}
+
+/// What became of one client of a burst.
+#[derive(Debug)]
+enum Outcome {
+    Served,
+    Refused(Duration),
+}
+
+/// `BURST` clients connect at once and only send their requests once every
+/// connect has an answer, so the workers are busy while the others
+/// arrive: `SOCKETS` connections are accepted (`WORKERS` served at once,
+/// the rest queued, then served), and the rest are refused with a reset,
+/// at once. Then the pool serves a request as usual.
+async fn burst(stack: Stack<'static>, round: usize) {
+    // Every socket listens again after the previous round's closes.
+    Timer::after(Duration::from_millis(200)).await;
+    let answered = std::cell::Cell::new(0);
+    let clients = (0..BURST)
+        .map(|_| {
+            let answered = &answered;
+            Box::pin(async move {
+                let mut client = Client::new();
+                let mut socket = client.socket(stack);
+                let started = Instant::now();
+                let connected = connect(&mut socket, PORT).await;
+                answered.set(answered.get() + 1);
+                if let Err(failure) = connected {
+                    return Err(failure).map_err(|f| (f, started.elapsed()));
+                }
+                while answered.get() < BURST {
+                    support::yield_now().await;
+                }
+                let response = exchange(&mut socket, HELLO)
+                    .await
+                    .map_err(|f| (f, started.elapsed()))?;
+                assert_eq!(
+                    response, HELLO_RESPONSE,
+                    "round {round}: a served client's response"
+                );
+                Ok(())
+            }) as std::pin::Pin<Box<dyn std::future::Future<Output = _>>>
+        })
+        .collect();
+    let outcomes: Vec<Outcome> = with_timeout(PATIENCE, join_all(clients))
+        .await
+        .unwrap_or_else(|_| panic!("round {round}: a client hung"))
+        .into_iter()
+        .map(|r| match r {
+            Ok(()) => Outcome::Served,
+            Err((Failure::Connect(ConnectError::ConnectionReset), after)) => {
+                Outcome::Refused(after)
+            }
+            Err((failure, after)) => {
+                panic!("round {round}: a client failed with {failure:?} after {after}")
+            }
+        })
+        .collect();
+    let served = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Served))
+        .count();
+    assert_eq!(served, SOCKETS, "round {round}: {outcomes:?}");
+    for outcome in &outcomes {
+        if let Outcome::Refused(after) = outcome {
+            assert!(
+                *after < Duration::from_millis(50),
+                "round {round}: a refusal took {after}"
+            );
+        }
+    }
+    let refused_ms: Vec<u64> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Outcome::Refused(after) => Some(after.as_millis()),
+            Outcome::Served => None,
+        })
+        .collect();
+    println!("burst round {round}: {served} served, refused after {refused_ms:?} ms");
+
+    let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
+        .await
+        .unwrap_or_else(|_| panic!("round {round}: the request after the burst hung"))
+        .expect("the request after the burst");
+    assert_eq!(response, HELLO_RESPONSE);
+}
+
+/// `BURST` clients connect and send nothing. The two served at once are
+/// reset at the pool's deadline; the queued one at the socket timeout
+/// (its client silent all along), before a worker takes it; the last is
+/// refused. Then the pool serves again.
+async fn silent_burst(stack: Stack<'static>) {
+    Timer::after(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    let clients = (0..BURST)
+        .map(|_| {
+            Box::pin(async move {
+                let mut client = Client::new();
+                let mut socket = client.socket(stack);
+                connect(&mut socket, PORT).await?;
+                // Wait, without sending, for the server to end it.
+                let mut buf = [0u8; 64];
+                match socket.read(&mut buf).await {
+                    Ok(0) | Err(_) => Ok(started.elapsed()),
+                    Ok(n) => panic!("a silent client got {n} bytes"),
+                }
+            })
+                as std::pin::Pin<Box<dyn std::future::Future<Output = Result<Duration, Failure>>>>
+        })
+        .collect();
+    let outcomes = with_timeout(PATIENCE, join_all(clients))
+        .await
+        .expect("a silent client was never cut");
+    let near = |after: Duration, mark: Duration| {
+        after >= mark && after < mark + Duration::from_millis(100)
+    };
+    let at_deadline = outcomes
+        .iter()
+        .filter(|o| matches!(o, Ok(t) if near(*t, DEADLINE)))
+        .count();
+    let at_timeout = outcomes
+        .iter()
+        .filter(|o| matches!(o, Ok(t) if near(*t, TIMEOUT)))
+        .count();
+    let refused = outcomes
+        .iter()
+        .filter(|o| matches!(o, Err(Failure::Connect(ConnectError::ConnectionReset))))
+        .count();
+    assert_eq!(
+        (at_deadline, at_timeout, refused),
+        (WORKERS, SOCKETS - WORKERS, BURST - SOCKETS),
+        "{outcomes:?}"
+    );
+    let cut_ms: Vec<u64> = outcomes.iter().flatten().map(|t| t.as_millis()).collect();
+    println!("silent burst: cut after {cut_ms:?} ms, {refused} refused");
+
+    let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
+        .await
+        .expect("the request after the silent burst hung")
+        .expect("the request after the silent burst");
+    assert_eq!(response, HELLO_RESPONSE);
+}
+
+/// One frame in 12 dropped and one in 9 held back behind the next: the
+/// 40 KiB payload arrives whole and in order.
+async fn lossy_link(stack: Stack<'static>, link: &Link) {
+    let before = link.counters();
+    link.set_faults(Faults {
+        drop_one_in: 12,
+        reorder_one_in: 9,
+    });
+    let started = Instant::now();
+    let response = with_timeout(
+        PATIENCE,
+        request(
+            stack,
+            PORT,
+            b"GET /payload HTTP/1.1\r\nHost: device\r\n\r\n",
+        ),
+    )
+    .await
+    .expect("the payload within the patience")
+    .unwrap_or_else(|f| {
+        panic!(
+            "the payload: {f:?} after {}, {:?}",
+            started.elapsed(),
+            link.counters()
+        )
+    });
+    let took = started.elapsed();
+    link.set_faults(Faults::default());
+    let after = link.counters();
+
+    let head =
+        format!("HTTP/1.1 200 \r\nContent-Length: {PAYLOAD_LEN}\r\nConnection: close\r\n\r\n");
+    assert!(
+        response.starts_with(head.as_bytes()),
+        "{:?}",
+        &response[..response.len().min(80)]
+    );
+    let body = &response[head.len()..];
+    assert_eq!(body.len(), PAYLOAD_LEN);
+    if let Some(i) = (0..PAYLOAD_LEN).find(|&i| body[i] != payload_byte(i)) {
+        panic!("payload byte {i} differs");
+    }
+    let dropped = after.dropped - before.dropped;
+    let reordered = after.reordered - before.reordered;
+    let frames = after.transmitted - before.transmitted;
+    println!(
+        "lossy link: {frames} frames, {dropped} dropped, {reordered} reordered, {} ms simulated",
+        took.as_millis()
+    );
+    assert!(
+        dropped > 0 && reordered > 0,
+        "the link was not lossy: {after:?}"
+    );
+
+    let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
+        .await
+        .expect("the request after the lossy link hung")
+        .expect("the request after the lossy link");
+    assert_eq!(response, HELLO_RESPONSE);
+}

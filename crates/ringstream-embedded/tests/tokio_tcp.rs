@@ -1,109 +1,564 @@
-//! The same `Handler` the embassy-net pool serves, here over tokio
-//! `TcpStream`s on 127.0.0.1 through embedded-io-adapters' `FromTokio`:
-//! real sockets, so later HTTP tests can use the workspace's Rust clients
-//! (and curl, or a browser, can reach a demo served this way).
+//! ringstream-embedded's HTTP server over tokio `TcpStream`s on 127.0.0.1,
+//! through embedded-io-adapters' `FromTokio`: wire tests written as raw
+//! bytes, so a reader sees exactly what crosses the socket.
 //!
-//! Each connection is served in a `spawn_local` task: the handler's
-//! future has no `Send` bound, as on embassy's executor.
+//! Each connection is served in a `spawn_local` task (the server's future
+//! has no `Send` bound, as on embassy's executor) with 1 KiB to receive
+//! and 512 bytes to transmit, then closed as the pool closes it (FIN, the
+//! client's rest read and dropped). Every server poll runs under a
+//! counting allocator: each test ends by checking that serving allocated
+//! nothing.
+//!
+//! Time is embassy-time's mock driver, which these tests never advance:
+//! the deadlines are tested on the loopback stack, in simulated time.
 
-#[path = "support/app.rs"]
-mod app;
+#[path = "support/http_app.rs"]
+mod http_app;
 
-use app::{payload_byte, App, PAYLOAD_LEN};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
 use embedded_io_adapters::tokio_1::FromTokio;
-use ringstream_embedded::Handler;
+use http_app::{fnv1a, line, payload_byte, Demo, FNV_START, LINES, LINE_LEN, PAYLOAD_LEN};
+use ringstream_core::{Error as CoreError, Limits};
+use ringstream_embedded::http::{serve_connection, Buffers, HttpHandler};
+use ringstream_embedded::{Config, Handler};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// Accepts connections for ever, each served by `App` in a local task.
-async fn serve(listener: TcpListener) {
+// ---------------------------------------------------------------------------
+// Counting allocator: counts allocator calls on this thread while a server
+// future is being polled.
+// ---------------------------------------------------------------------------
+
+struct Counting;
+
+thread_local! {
+    static MEASURING: Cell<bool> = const { Cell::new(false) };
+    static CALLS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count_call() {
+    let _ = MEASURING.try_with(|m| {
+        if m.get() {
+            let _ = CALLS.try_with(|c| c.set(c.get() + 1));
+        }
+    });
+}
+
+// SAFETY: every method forwards to `System` unchanged; the counting
+// touches only const-initialised thread-locals, which never allocate.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_call();
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count_call();
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_call();
+        // SAFETY: forwarded unchanged; `ptr` came from `System`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged; `ptr` came from `System`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// A future whose polls are counted.
+struct Counted<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for Counted<F> {
+    type Output = F::Output;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        MEASURING.with(|m| m.set(true));
+        let polled = self.0.as_mut().poll(cx);
+        MEASURING.with(|m| m.set(false));
+        polled
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The server and its clients
+// ---------------------------------------------------------------------------
+
+/// Bytes of request body the test server accepts.
+const MAX_BODY: u64 = 1 << 20;
+
+const CONFIG: Config = Config {
+    limits: Limits {
+        max_body_len: MAX_BODY,
+        ..Limits::DEFAULT
+    },
+    ..Config::DEFAULT
+};
+
+/// Serves `app` on every connection `listener` accepts, each in a local
+/// task, then closes it the way the pool does.
+async fn serve(listener: TcpListener, app: Rc<Demo>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
+        let app = Rc::clone(&app);
         tokio::task::spawn_local(async move {
             let mut io = FromTokio::new(stream);
-            // The connection closes when `io` is dropped.
-            let _ = App.serve(&mut io).await;
+            let mut buffers = Buffers::<1024, 512>::new();
+            let served = Counted(Box::pin(serve_connection(
+                &mut io,
+                &*app,
+                &mut buffers,
+                &CONFIG,
+            )));
+            // Outside tokio's cooperative budget: a task out of budget has
+            // its waker deferred into a list that the runtime grows, an
+            // allocation of tokio's own, not the server's.
+            let _ = tokio::task::unconstrained(served).await;
+            linger_close(io.into_inner()).await;
         });
+    }
+}
+
+/// FIN, then the client's rest read and dropped until its own FIN, so a
+/// reset cannot destroy the last response.
+async fn linger_close(mut stream: TcpStream) {
+    let _ = stream.shutdown().await;
+    let mut sink = [0u8; 1024];
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), async {
+        while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
+    })
+    .await;
+}
+
+/// Runs `test` against a fresh server; checks afterwards that the server
+/// allocated nothing while serving.
+async fn with_server<F, Fut>(test: F)
+where
+    F: FnOnce(u16, Rc<Demo>) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("local address").port();
+    let app = Rc::new(Demo::default());
+    CALLS.with(|c| c.set(0));
+    let local = tokio::task::LocalSet::new();
+    local.spawn_local(serve(listener, Rc::clone(&app)));
+    local.run_until(test(port, app)).await;
+    assert_eq!(
+        CALLS.with(Cell::get),
+        0,
+        "the server allocated while serving"
+    );
+}
+
+async fn connect(port: u16) -> TcpStream {
+    TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect")
+}
+
+/// Reads until the server closes; a reset after the response (the server
+/// closed with bytes of ours unread) ends the read like a FIN.
+async fn read_to_close(stream: &mut TcpStream) -> Vec<u8> {
+    let mut response = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return response,
+            Ok(n) => response.extend_from_slice(&buf[..n]),
+        }
     }
 }
 
 /// Sends `request` on a new connection and reads until the server closes.
 async fn request(port: u16, request: &[u8]) -> Vec<u8> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port))
-        .await
-        .expect("connect");
+    let mut stream = connect(port).await;
     stream.write_all(request).await.expect("send the request");
-    let mut response = Vec::new();
-    stream
-        .read_to_end(&mut response)
-        .await
-        .expect("read the response");
-    response
+    read_to_close(&mut stream).await
 }
 
+/// Reads exactly `n` bytes.
+async fn read_exact(stream: &mut TcpStream, n: usize) -> Vec<u8> {
+    let mut buf = vec![0; n];
+    stream.read_exact(&mut buf).await.expect("read");
+    buf
+}
+
+/// A chunked body decoded (test-side), with the size of each chunk.
+fn dechunk(mut wire: &[u8]) -> (Vec<u8>, Vec<usize>) {
+    let mut body = Vec::new();
+    let mut sizes = Vec::new();
+    loop {
+        let eol = wire
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("size line");
+        let size = usize::from_str_radix(std::str::from_utf8(&wire[..eol]).unwrap(), 16).unwrap();
+        wire = &wire[eol + 2..];
+        if size == 0 {
+            assert_eq!(wire, b"\r\n", "the end of a chunked body");
+            return (body, sizes);
+        }
+        body.extend_from_slice(&wire[..size]);
+        sizes.push(size);
+        assert_eq!(&wire[size..size + 2], b"\r\n");
+        wire = &wire[size + 2..];
+    }
+}
+
+/// Splits a response into its head (with the blank line) and the rest.
+fn split_head(response: &[u8]) -> (&str, &[u8]) {
+    let end = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a complete head")
+        + 4;
+    (
+        std::str::from_utf8(&response[..end]).unwrap(),
+        &response[end..],
+    )
+}
+
+const HELLO: &[u8] =
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\r\nhello";
+const HELLO_CLOSE: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello";
+
+// ---------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------
+
+/// RFC 9112 §9.3: an HTTP/1.1 connection persists; the second request on
+/// it is served, and `Connection: close` ends it after its response.
 #[tokio::test]
-async fn handler_over_tokio_tcp_stream() {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind 127.0.0.1");
-    let port = listener.local_addr().expect("local address").port();
-    let local = tokio::task::LocalSet::new();
-    local.spawn_local(serve(listener));
-    local
-        .run_until(async move {
-            assert_eq!(
-                request(port, b"GET /hello HTTP/1.1\r\nHost: h\r\n\r\n").await,
-                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"
-            );
+async fn keep_alive_serves_a_second_request_on_the_same_connection() {
+    with_server(|port, _| async move {
+        let mut stream = connect(port).await;
+        stream
+            .write_all(b"GET /hello HTTP/1.1\r\nHost: device\r\n\r\n")
+            .await
+            .unwrap();
+        assert_eq!(read_exact(&mut stream, HELLO.len()).await, HELLO);
+        stream
+            .write_all(b"GET /hello HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        assert_eq!(read_to_close(&mut stream).await, HELLO_CLOSE);
+    })
+    .await;
+}
 
-            assert_eq!(
-                request(
-                    port,
-                    b"POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\nping"
-                )
-                .await,
-                b"HTTP/1.1 200 \r\nContent-Length: 4\r\nConnection: close\r\n\r\nping"
-            );
-
-            // A head that arrives in pieces is parsed where it ends.
-            let mut stream = TcpStream::connect(("127.0.0.1", port))
-                .await
-                .expect("connect");
-            for piece in [
-                &b"GET /hel"[..],
-                b"lo HTTP/1.1\r\nHo",
-                b"st: h\r\n\r",
-                b"\n",
-            ] {
-                stream.write_all(piece).await.expect("send a piece");
-                stream.flush().await.expect("flush");
-                tokio::task::yield_now().await;
-            }
-            let mut response = Vec::new();
-            stream.read_to_end(&mut response).await.expect("read");
-            assert!(response.ends_with(b"\r\n\r\nhello"));
-
-            let response = request(port, b"GET /payload HTTP/1.1\r\nHost: h\r\n\r\n").await;
-            let head = format!(
-                "HTTP/1.1 200 \r\nContent-Length: {PAYLOAD_LEN}\r\nConnection: close\r\n\r\n"
-            );
-            assert!(response.starts_with(head.as_bytes()));
-            let body = &response[head.len()..];
-            assert_eq!(body.len(), PAYLOAD_LEN);
-            assert!(body.iter().enumerate().all(|(i, &b)| b == payload_byte(i)));
-
-            // The core's parser decides the status of a bad head: an
-            // HTTP/1.1 request without Host is 400 (RFC 9112 §3.2).
-            assert_eq!(
-                request(port, b"GET /hello HTTP/1.1\r\n\r\n").await,
-                b"HTTP/1.1 400 \r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            );
-            assert_eq!(
-                request(port, b"GET /nowhere HTTP/1.1\r\nHost: h\r\n\r\n").await,
-                b"HTTP/1.1 404 \r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            );
-        })
+/// RFC 9112 §9.3.2: three requests sent in one write are answered in
+/// order, the second one's body (an echo) kept apart from the third head.
+#[tokio::test]
+async fn pipelined_requests_are_answered_in_order() {
+    with_server(|port, _| async move {
+        let response = request(
+            port,
+            b"GET /hello HTTP/1.1\r\nHost: device\r\n\r\n\
+              POST /echo HTTP/1.1\r\nHost: device\r\nContent-Length: 3\r\n\r\nabc\
+              GET /hello HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n",
+        )
         .await;
+        let mut expected = HELLO.to_vec();
+        expected.extend_from_slice(b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nabc");
+        expected.extend_from_slice(HELLO_CLOSE);
+        assert_eq!(
+            String::from_utf8_lossy(&response),
+            String::from_utf8_lossy(&expected)
+        );
+    })
+    .await;
+}
+
+/// RFC 9110 §9.3.2: `HEAD` gets the head a `GET` would get, with the
+/// length the core decides to advertise (the known one; none for a body
+/// of unknown length), and no body — the printing formatter never runs.
+#[tokio::test]
+async fn head_sends_no_body() {
+    with_server(|port, app| async move {
+        let mut stream = connect(port).await;
+        stream
+            .write_all(b"HEAD /hello HTTP/1.1\r\nHost: device\r\n\r\n")
+            .await
+            .unwrap();
+        let head = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\r\n";
+        assert_eq!(read_exact(&mut stream, head.len()).await, head);
+        stream
+            .write_all(b"HEAD /lines HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        assert_eq!(
+            read_to_close(&mut stream).await,
+            b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n"
+        );
+        assert_eq!(app.formatter_runs.get(), 0);
+    })
+    .await;
+}
+
+/// A `Content-Length` body, read in pieces and written back as it is read.
+#[tokio::test]
+async fn content_length_post_is_echoed() {
+    with_server(|port, _| async move {
+        let body: Vec<u8> = (0..3000).map(payload_byte).collect();
+        let mut wire =
+            format!("POST /echo HTTP/1.1\r\nHost: device\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())
+                .into_bytes();
+        wire.extend_from_slice(&body);
+        let response = request(port, &wire).await;
+        let (head, echoed) = split_head(&response);
+        assert_eq!(
+            head,
+            "HTTP/1.1 200 OK\r\ncontent-length: 3000\r\nconnection: close\r\n\r\n"
+        );
+        assert_eq!(echoed, body);
+    })
+    .await;
+}
+
+/// The firmware-upload case: a chunked body of 100 KiB streams through the
+/// 1 KiB receive buffer; the handler counts and hashes it piece by piece.
+#[tokio::test]
+async fn chunked_upload_of_100_kib_streams_through_a_1_kib_buffer() {
+    with_server(|port, _| async move {
+        let body: Vec<u8> = (0..100 * 1024).map(|i| payload_byte(i * 7)).collect();
+        let mut wire = b"POST /count HTTP/1.1\r\nHost: device\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".to_vec();
+        // Chunks of 1..3000 bytes, some larger than the buffer.
+        let mut at = 0;
+        let mut size = 1;
+        while at < body.len() {
+            let n = size.min(body.len() - at);
+            wire.extend_from_slice(format!("{n:x}\r\n").as_bytes());
+            wire.extend_from_slice(&body[at..at + n]);
+            wire.extend_from_slice(b"\r\n");
+            at += n;
+            size = (size * 7 + 13) % 3000 + 1;
+        }
+        wire.extend_from_slice(b"0\r\n\r\n");
+        let mut stream = connect(port).await;
+        let (mut reader, mut writer) = stream.split();
+        let (response, ()) = tokio::join!(
+            async {
+                let mut response = Vec::new();
+                let _ = reader.read_to_end(&mut response).await;
+                response
+            },
+            async { writer.write_all(&wire).await.expect("send the upload") }
+        );
+        let (head, chunked) = split_head(&response);
+        assert_eq!(
+            head,
+            "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+        );
+        let (text, _) = dechunk(chunked);
+        let expected = format!("{} {:016x}", body.len(), fnv1a(FNV_START, &body));
+        assert_eq!(String::from_utf8(text).unwrap(), expected);
+    })
+    .await;
+}
+
+/// RFC 9110 §10.1.1: a client that sends `Expect: 100-continue` waits for
+/// the invitation, sent when the handler first reads the body.
+#[tokio::test]
+async fn expect_100_continue_invites_the_body() {
+    with_server(|port, _| async move {
+        let mut stream = connect(port).await;
+        stream
+            .write_all(b"POST /echo HTTP/1.1\r\nHost: device\r\nContent-Length: 5\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let invitation = b"HTTP/1.1 100 Continue\r\n\r\n";
+        assert_eq!(read_exact(&mut stream, invitation.len()).await, invitation);
+        stream.write_all(b"hello").await.unwrap();
+        assert_eq!(
+            read_to_close(&mut stream).await,
+            b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello"
+        );
+    })
+    .await;
+}
+
+/// The seed's page: about 40 KB printed with `write!` in 60-byte lines,
+/// length unknown, sent chunked while it is printed — chunks no larger
+/// than the 512-byte transmit buffer — with every line's formatter run
+/// exactly once.
+#[tokio::test]
+async fn printed_response_is_chunked_and_each_formatter_runs_once() {
+    with_server(|port, app| async move {
+        let response = request(
+            port,
+            b"GET /lines HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n",
+        )
+        .await;
+        let (head, chunked) = split_head(&response);
+        assert_eq!(
+            head,
+            "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+        );
+        let (body, sizes) = dechunk(chunked);
+        let expected: String = (0..LINES).map(line).collect();
+        assert_eq!(body.len(), LINES * LINE_LEN);
+        assert_eq!(String::from_utf8(body).unwrap(), expected);
+        assert!(sizes.len() > 40, "{} chunks", sizes.len());
+        assert!(sizes.iter().all(|&s| s <= 512), "{sizes:?}");
+        assert_eq!(app.formatter_runs.get(), LINES, "formatter runs");
+        println!(
+            "/lines: {} bytes in {} chunks, {} formatter runs for {LINES} lines",
+            LINES * LINE_LEN,
+            sizes.len(),
+            app.formatter_runs.get()
+        );
+    })
+    .await;
+}
+
+/// A response of known length larger than the transmit buffer.
+#[tokio::test]
+async fn known_length_payload_streams_through_the_transmit_buffer() {
+    with_server(|port, _| async move {
+        let response = request(
+            port,
+            b"GET /payload HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n",
+        )
+        .await;
+        let (head, body) = split_head(&response);
+        assert_eq!(
+            head,
+            format!(
+                "HTTP/1.1 200 OK\r\ncontent-length: {PAYLOAD_LEN}\r\nconnection: close\r\n\r\n"
+            )
+        );
+        assert_eq!(body.len(), PAYLOAD_LEN);
+        assert!(body.iter().enumerate().all(|(i, &b)| b == payload_byte(i)));
+    })
+    .await;
+}
+
+/// Every framing attack gets the status `ringstream serve` gives — the
+/// core's `Error::status()` for the error its parser or decoder finds —
+/// with `connection: close`, and the connection is closed.
+#[tokio::test]
+async fn framing_attacks_get_the_statuses_of_ringstream_serve() {
+    let long_field = format!(
+        "GET /hello HTTP/1.1\r\nHost: device\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(2000)
+    );
+    let long_target = format!("GET /{} HTTP/1.1\r\nHost: device\r\n\r\n", "a".repeat(9000));
+    let long_method = format!("{} / HTTP/1.1\r\nHost: device\r\n\r\n", "A".repeat(40));
+    let over_limit = format!(
+        "POST /count HTTP/1.1\r\nHost: device\r\nContent-Length: {}\r\n\r\n",
+        MAX_BODY + 1
+    );
+    let chunked_over_limit = format!(
+        "POST /count HTTP/1.1\r\nHost: device\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n",
+        MAX_BODY + 1
+    );
+    let cases: Vec<(&str, Vec<u8>, CoreError)> = vec![
+        (
+            "Content-Length and Transfer-Encoding",
+            b"POST /echo HTTP/1.1\r\nHost: device\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".to_vec(),
+            CoreError::ContentLengthWithTransferEncoding,
+        ),
+        (
+            "two different Content-Lengths",
+            b"POST /echo HTTP/1.1\r\nHost: device\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!".to_vec(),
+            CoreError::InvalidContentLength,
+        ),
+        (
+            "a bad chunk size",
+            b"POST /count HTTP/1.1\r\nHost: device\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n".to_vec(),
+            CoreError::InvalidChunkSize,
+        ),
+        ("an oversized head", long_field.into_bytes(), CoreError::HeadTooLarge),
+        ("a long target", long_target.into_bytes(), CoreError::TargetTooLong),
+        (
+            "HTTP/2.0",
+            b"GET /hello HTTP/2.0\r\nHost: device\r\n\r\n".to_vec(),
+            CoreError::UnsupportedVersion,
+        ),
+        (
+            "no Host",
+            b"GET /hello HTTP/1.1\r\n\r\n".to_vec(),
+            CoreError::MissingHost,
+        ),
+        ("a method too long", long_method.into_bytes(), CoreError::MethodTooLong),
+        ("a Content-Length over the limit", over_limit.into_bytes(), CoreError::BodyTooLarge),
+        ("a chunk over the limit", chunked_over_limit.into_bytes(), CoreError::BodyTooLarge),
+    ];
+    with_server(|port, _| async move {
+        for (what, wire, error) in cases {
+            let status = error.status();
+            let response = request(port, &wire).await;
+            let (head, _) = split_head(&response);
+            assert!(
+                head.starts_with(&format!("HTTP/1.1 {status} ")),
+                "{what}: expected {status}, got {head:?}"
+            );
+            assert!(
+                head.contains("\r\nconnection: close\r\n"),
+                "{what}: {head:?}"
+            );
+            println!("{what}: {status}");
+        }
+        // The statuses, spelled out.
+        assert_eq!(
+            [
+                CoreError::ContentLengthWithTransferEncoding.status(),
+                CoreError::InvalidContentLength.status(),
+                CoreError::InvalidChunkSize.status(),
+                CoreError::HeadTooLarge.status(),
+                CoreError::TargetTooLong.status(),
+                CoreError::UnsupportedVersion.status(),
+                CoreError::MissingHost.status(),
+                CoreError::BodyTooLarge.status(),
+            ],
+            [400, 400, 400, 431, 414, 505, 400, 413]
+        );
+    })
+    .await;
+}
+
+/// The RAM of a connection: the `serve_connection` future for the test app
+/// over a tokio connection, beside its buffers, and the pool handler's
+/// future, which holds the buffers.
+#[tokio::test]
+async fn future_sizes() {
+    let app = Demo::default();
+    let stream = connect_pair().await;
+    let mut io = FromTokio::new(stream);
+    let mut buffers = Buffers::<1024, 512>::new();
+    let future = serve_connection(&mut io, &app, &mut buffers, &CONFIG);
+    let serve = std::mem::size_of_val(&future);
+    drop(future);
+    let handler: HttpHandler<Demo, 1024, 512> = HttpHandler::new(Demo::default(), CONFIG);
+    let whole = std::mem::size_of_val(&handler.serve(&mut io));
+    println!(
+        "serve_connection future: {serve} bytes, beside Buffers<1024, 512>: {} bytes",
+        std::mem::size_of::<Buffers<1024, 512>>()
+    );
+    println!("HttpHandler<_, 1024, 512>::serve future (buffers inside): {whole} bytes");
+    // A guard against growth: x86_64 debug figures, larger than a
+    // microcontroller's (the README has thumbv7em's, where the whole slot
+    // with these buffers is 3,240 bytes).
+    assert!(whole <= 6 * 1024, "a connection slot of {whole} bytes");
+}
+
+/// A connected `TcpStream` (its peer is dropped: only its type matters).
+async fn connect_pair() -> TcpStream {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (client, _) = tokio::join!(connect(port), listener.accept());
+    client
 }

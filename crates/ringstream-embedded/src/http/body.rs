@@ -117,6 +117,24 @@ impl<IO: Read + Write> Responder<'_, IO> {
     /// what the receive buffer holds, reading more as needed.
     async fn fill_pending(&mut self) -> Result<(), Error<IO::Error>> {
         self.body_wanted = true;
+        // Before the first read of the body, the core's invitation to a
+        // client that waits for one — only before the response head: once
+        // the head is out, it is too late for an interim response.
+        if !self.body_done && !self.is_started() {
+            if let Some(invitation) = self.exchange.body_wanted() {
+                let io = &mut *self.io;
+                let sent = with_timeout(self.config.io_timeout, async {
+                    io.write_all(invitation).await?;
+                    io.flush().await
+                })
+                .await;
+                match sent {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => return Err(Error::Io(e)),
+                    Err(_) => return Err(Error::TimedOut),
+                }
+            }
+        }
         while self.pending.is_empty() && !self.body_done {
             if self.start < self.end {
                 let input = self.rx.get(self.start..self.end).unwrap_or_default();
@@ -133,8 +151,7 @@ impl<IO: Read + Write> Responder<'_, IO> {
         Ok(())
     }
 
-    /// Reads more of the body into the receive buffer (after `100
-    /// Continue`, the first time, if the client waits for it).
+    /// Reads more of the body into the receive buffer.
     async fn receive(&mut self) -> Result<(), Error<IO::Error>> {
         if self.eof {
             // A length or chunked body never ends at EOF: the client left
@@ -143,23 +160,6 @@ impl<IO: Read + Write> Responder<'_, IO> {
                 Ok(()) | Err(ringstream_core::Error::UnexpectedEof) => Error::Closed,
                 Err(e) => Error::Http(e),
             });
-        }
-        // Invite a waiting client only before the response head: once the
-        // head is out, it is too late for an interim response.
-        if !self.is_started() {
-            if let Some(invitation) = self.exchange.body_wanted() {
-                let io = &mut *self.io;
-                let sent = with_timeout(self.config.io_timeout, async {
-                    io.write_all(invitation).await?;
-                    io.flush().await
-                })
-                .await;
-                match sent {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => return Err(Error::Io(e)),
-                    Err(_) => return Err(Error::TimedOut),
-                }
-            }
         }
         // Room at the end of the buffer: reuse it from the start once
         // everything in it is decoded, or move the few undecoded bytes.

@@ -145,10 +145,14 @@ impl<const RX: usize, const TX: usize> Default for Buffers<RX, TX> {
 ///
 /// # Errors
 ///
-/// What ended the connection other than the client closing it between
-/// requests, a deadline between requests, or a `Connection: close`: an
-/// I/O error, a request the core refused (after answering it), a stalled
-/// body or response, a handler's error.
+/// `Ok(())` when the connection ended by the rules: the client closed it
+/// or stayed silent between requests, a response closed it (`Connection:
+/// close`, HTTP/1.0, a body left unread past the drain limit), or a
+/// request head the core refused was answered. An error otherwise: the
+/// connection failed ([`Error::Io`]), a body read or response write
+/// stalled ([`Error::TimedOut`]), the client left within a body
+/// ([`Error::Closed`]), or the handler returned an error (answered with
+/// its status when the response had not started).
 ///
 /// # Cancel safety
 ///

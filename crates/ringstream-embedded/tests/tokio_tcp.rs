@@ -11,6 +11,10 @@
 //!
 //! Time is embassy-time's mock driver, which these tests never advance:
 //! the deadlines are tested on the loopback stack, in simulated time.
+//!
+//! The last test serves a scripted in-memory connection instead of a
+//! socket, to feed one wire vector whole, one byte at a time, and split
+//! at every offset.
 
 #[path = "support/http_app.rs"]
 mod http_app;
@@ -561,4 +565,102 @@ async fn connect_pair() -> TcpStream {
     let port = listener.local_addr().unwrap().port();
     let (client, _) = tokio::join!(connect(port), listener.accept());
     client
+}
+
+// ---------------------------------------------------------------------------
+// Split points: a scripted connection
+// ---------------------------------------------------------------------------
+
+/// An in-memory connection: reads hand out `input` in the pieces `cuts`
+/// asks for, writes are kept.
+struct Scripted<'a> {
+    input: &'a [u8],
+    /// Sizes of the successive reads (at most); after them, whole reads.
+    cuts: std::collections::VecDeque<usize>,
+    output: Vec<u8>,
+}
+
+impl embedded_io_async::ErrorType for Scripted<'_> {
+    type Error = std::convert::Infallible;
+}
+
+impl embedded_io_async::Read for Scripted<'_> {
+    async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
+        let cut = self.cuts.pop_front().unwrap_or(usize::MAX);
+        let n = buf.len().min(cut).min(self.input.len());
+        buf[..n].copy_from_slice(&self.input[..n]);
+        self.input = &self.input[n..];
+        Ok(n)
+    }
+}
+
+impl embedded_io_async::Write for Scripted<'_> {
+    async fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
+        self.output.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    async fn flush(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// Serves `input` cut into reads of `cuts` and returns what was written.
+fn serve_scripted(input: &[u8], cuts: impl IntoIterator<Item = usize>) -> Vec<u8> {
+    let mut io = Scripted {
+        input,
+        cuts: cuts.into_iter().collect(),
+        output: Vec::new(),
+    };
+    let app = Demo::default();
+    let mut buffers = Buffers::<1024, 512>::new();
+    {
+        // The connection never waits: poll the server to its end.
+        let mut serve = std::pin::pin!(serve_connection(&mut io, &app, &mut buffers, &CONFIG));
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        loop {
+            if let Poll::Ready(served) = serve.as_mut().poll(&mut cx) {
+                served.expect("served to the end");
+                break;
+            }
+        }
+    }
+    io.output
+}
+
+/// RFC 9112 §2.2 and §7.1: where the bytes of a request are cut between
+/// reads changes nothing — a pipelined chunked echo with an extension and
+/// a trailer, a `Content-Length` upload, a `HEAD` and an HTTP/1.0 request
+/// (which closes), fed whole, one byte at a time and split at every
+/// offset, give the same bytes back.
+#[test]
+fn any_split_of_the_requests_gives_the_same_responses() {
+    let wire: &[u8] = b"POST /echo HTTP/1.1\r\nHost: d\r\nTransfer-Encoding: chunked\r\n\r\n\
+        5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nx-t: 1\r\n\r\n\
+        POST /count HTTP/1.1\r\nHost: d\r\nContent-Length: 3\r\n\r\nabc\
+        HEAD /lines HTTP/1.1\r\nHost: d\r\n\r\n\
+        GET /hello HTTP/1.0\r\n\r\n";
+    let count = format!("3 {:016x}", fnv1a(FNV_START, b"abc"));
+    let expected = [
+        "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nb\r\nhello world\r\n0\r\n\r\n",
+        &format!(
+            "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{count}\r\n0\r\n\r\n",
+            count.len()
+        ),
+        "HTTP/1.1 200 OK\r\n\r\n",
+        "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello",
+    ]
+    .concat();
+    let whole = serve_scripted(wire, []);
+    assert_eq!(String::from_utf8_lossy(&whole), expected);
+    let byte_by_byte = serve_scripted(wire, std::iter::repeat_n(1, wire.len()));
+    assert_eq!(
+        String::from_utf8_lossy(&byte_by_byte),
+        expected,
+        "one byte at a time"
+    );
+    for at in 1..wire.len() {
+        let split = serve_scripted(wire, [at]);
+        assert_eq!(String::from_utf8_lossy(&split), expected, "split at {at}");
+    }
 }

@@ -19,7 +19,9 @@
 //!    printed with `write!` and sent chunked, on one kept-alive
 //!    connection; a head that stalls is answered 408 at the head
 //!    deadline; an idle kept-alive connection is closed at the idle
-//!    deadline.
+//!    deadline; a body that stalls is answered 408, and a client that
+//!    stops reading is cut off, at the I/O deadline, while the other
+//!    worker keeps serving.
 
 mod support;
 
@@ -65,11 +67,13 @@ type TestPool = Pool<'static, SOCKETS>;
 /// The HTTP server's port.
 const HTTP_PORT: u16 = 80;
 /// The HTTP pool's sockets and workers.
-const HTTP_SOCKETS: usize = 2;
-const HTTP_WORKERS: usize = 1;
+const HTTP_SOCKETS: usize = 3;
+const HTTP_WORKERS: usize = 2;
 /// The HTTP server's head and idle deadlines, in simulated time.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(2);
 const IDLE_TIMEOUT: Duration = Duration::from_secs(1);
+/// The HTTP server's deadline on a stalled body read or response write.
+const IO_TIMEOUT: Duration = Duration::from_secs(3);
 
 type HttpPool = Pool<'static, HTTP_SOCKETS>;
 /// The HTTP server of the tests: 1 KiB to receive, 512 bytes to transmit.
@@ -136,6 +140,7 @@ async fn scenarios(
     lossy_link(stack, &link).await;
     http_keep_alive(stack, http.1).await;
     http_deadlines(stack).await;
+    http_stalls(stack).await;
     done.store(true, Ordering::SeqCst);
 }
 
@@ -165,6 +170,7 @@ fn pool_on_embassy_net_over_loopback() {
         ringstream_embedded::Config {
             head_timeout: HEAD_TIMEOUT,
             idle_timeout: IDLE_TIMEOUT,
+            io_timeout: IO_TIMEOUT,
             ..ringstream_embedded::Config::DEFAULT
         },
     )));
@@ -542,6 +548,7 @@ async fn http_deadlines(stack: Stack<'static>) {
     );
     assert!(near(stalled, HEAD_TIMEOUT), "408 after {stalled}");
     socket.close();
+    let _ = socket.flush().await;
     drop(socket);
 
     let mut client = Client::new();
@@ -562,5 +569,84 @@ async fn http_deadlines(stack: Stack<'static>) {
         "http deadlines: 408 after {} ms of a stalled head, idle close after {} ms",
         stalled.as_millis(),
         idle.as_millis()
+    );
+}
+
+/// Clients that stall: a body that stops coming is answered 408 at the
+/// I/O deadline; a client that stops reading a 40 KB page holds one worker
+/// until the I/O deadline (and the pool's linger) cut it off, while the
+/// other worker serves at once.
+async fn http_stalls(stack: Stack<'static>) {
+    // Both workers done with the connections before (closed, lingering).
+    Timer::after(Config::new(HTTP_PORT).linger).await;
+    let mut client = Client::new();
+    let mut socket = client.socket(stack);
+    connect(&mut socket, HTTP_PORT).await.expect("connect");
+    let started = Instant::now();
+    socket
+        .write_all(b"POST /count HTTP/1.1\r\nHost: device\r\nContent-Length: 10\r\n\r\nabc")
+        .await
+        .expect("send part of a body");
+    let mut response = Vec::new();
+    let mut buf = [0u8; 256];
+    while let Ok(n @ 1..) = socket.read(&mut buf).await {
+        response.extend_from_slice(&buf[..n]);
+    }
+    let stalled = started.elapsed();
+    assert!(
+        response.starts_with(b"HTTP/1.1 408 "),
+        "{:?}",
+        String::from_utf8_lossy(&response)
+    );
+    assert!(
+        stalled >= IO_TIMEOUT && stalled < IO_TIMEOUT + Duration::from_millis(100),
+        "408 after {stalled}"
+    );
+    socket.close();
+    let _ = socket.flush().await;
+    drop(socket);
+
+    // A client that asks for the page and does not read it.
+    let mut stuck_client = Client::new();
+    let mut stuck = stuck_client.socket(stack);
+    connect(&mut stuck, HTTP_PORT).await.expect("connect");
+    stuck
+        .write_all(b"GET /lines HTTP/1.1\r\nHost: device\r\n\r\n")
+        .await
+        .expect("send");
+    Timer::after(Duration::from_millis(200)).await;
+    // The other worker answers meanwhile.
+    let asked = Instant::now();
+    let response = with_timeout(
+        PATIENCE,
+        request(
+            stack,
+            HTTP_PORT,
+            b"GET /hello HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n",
+        ),
+    )
+    .await
+    .expect("served beside a stalled client")
+    .expect("the request beside a stalled client");
+    let beside = asked.elapsed();
+    assert!(response.ends_with(b"\r\n\r\nhello"), "{response:?}");
+    assert!(beside < Duration::from_millis(100), "served after {beside}");
+    // Past the I/O deadline and the pool's linger, the stalled connection
+    // is gone: what it can still read ends, short of the page.
+    Timer::after(IO_TIMEOUT + Config::new(HTTP_PORT).linger + Duration::from_secs(1)).await;
+    let mut got = 0;
+    let mut buf = [0u8; 1024];
+    let ended = with_timeout(PATIENCE, async {
+        while let Ok(n @ 1..) = stuck.read(&mut buf).await {
+            got += n;
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the stalled connection was never cut");
+    assert!(got < LINES * support::http_app::LINE_LEN, "{got} bytes");
+    println!(
+        "http stalls: 408 after {} ms of a stalled body; beside a stalled reader, served in {} ms; the stalled reader got {got} bytes",
+        stalled.as_millis(),
+        beside.as_millis()
     );
 }

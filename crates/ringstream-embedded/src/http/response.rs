@@ -64,6 +64,37 @@ enum State {
 /// Continue` is due, how the response is framed (`Content-Length`, chunked
 /// when the length is unknown, nothing on `HEAD`) and whether the
 /// connection stays open.
+///
+/// # Examples
+///
+/// An echo: each piece of the request body, taken in place in the receive
+/// buffer, is written back before the next is read; the response has the
+/// request's length, or is chunked when the request was.
+///
+/// ```
+/// use ringstream_embedded::embedded_io_async::{Read, Write};
+/// use ringstream_embedded::http::{App, Error, Request, Responder, Sent};
+///
+/// struct Echo;
+///
+/// impl App for Echo {
+///     async fn handle<IO: Read + Write>(
+///         &self,
+///         request: &Request<'_>,
+///         responder: &mut Responder<'_, IO>,
+///     ) -> Result<Sent, Error<IO::Error>> {
+///         let mut piece = [0u8; 128];
+///         // Read first: a client waiting for `100 Continue` is invited.
+///         let mut n = responder.read_body(&mut piece).await?;
+///         responder.start(200, &[], request.content_length()).await?;
+///         while n > 0 {
+///             responder.write_all(&piece[..n]).await?;
+///             n = responder.read_body(&mut piece).await?;
+///         }
+///         responder.finish().await
+///     }
+/// }
+/// ```
 pub struct Responder<'c, IO: Read + Write> {
     pub(super) io: &'c mut IO,
     pub(super) config: &'c Config,

@@ -11,6 +11,10 @@
 //!   otherwise.
 //! - `POST /count`: the body's length and FNV-1a hash, read in pieces
 //!   through a 64-byte buffer (nothing holds the body whole).
+//! - `GET /wide`: a head with a 300-byte field (more than half the
+//!   transmit buffer), then a printed body, chunked.
+//! - `GET /too-wide`: a head with a 600-byte field, larger than the
+//!   transmit buffer: the server answers 500 instead.
 //! - Anything else: 404.
 
 use core::cell::Cell;
@@ -138,6 +142,19 @@ impl App for Demo {
                 responder.start(200, &[], None).await?;
                 write!(responder, "{total} {hash:016x}").await?;
                 responder.finish().await
+            }
+            ("GET", "/wide") => {
+                // Promoted to a static: not held in the handler's future.
+                let value: &'static [u8] = &[b'w'; 300];
+                responder.start(200, &[("x-wide", value)], None).await?;
+                for i in 0..20 {
+                    writeln!(responder, "wide {i}").await?;
+                }
+                responder.finish().await
+            }
+            ("GET", "/too-wide") => {
+                let value: &'static [u8] = &[b'w'; 600];
+                responder.send(200, &[("x-wide", value)], b"never").await
             }
             _ => responder.send(404, &[], b"").await,
         }

@@ -701,7 +701,7 @@ fn wide_response_heads() {
     assert_eq!(String::from_utf8(body).unwrap(), expected);
 
     let (too_wide, served) = serve_scripted(b"GET /too-wide HTTP/1.1\r\nHost: d\r\n\r\n", []);
-    assert_eq!(served, Err(Error::Http(CoreError::OutOfSpace)));
+    assert_eq!(served, Err(Error::Response(CoreError::OutOfSpace)));
     let (head, _) = split_head(&too_wide);
     assert!(
         head.starts_with(&format!("HTTP/1.1 {} ", CoreError::OutOfSpace.status())),

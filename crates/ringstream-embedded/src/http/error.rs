@@ -14,6 +14,8 @@ use core::fmt;
 /// let refused: Error<()> = Error::Http(ringstream_core::Error::InvalidChunkSize);
 /// assert_eq!(refused.status(), Some(400));
 /// assert_eq!(Error::<()>::TimedOut.status(), Some(408));
+/// let bad_field: Error<()> = Error::Response(ringstream_core::Error::InvalidFieldValue);
+/// assert_eq!(bad_field.status(), Some(500));
 /// assert_eq!(Error::Io(()).status(), None);
 /// ```
 #[non_exhaustive]
@@ -26,11 +28,15 @@ pub enum Error<E> {
     TimedOut,
     /// The client closed the connection before the request body ended.
     Closed,
-    /// The core refused the request body (bad chunked framing, a body over
-    /// [`Limits::max_body_len`](ringstream_core::Limits)) or the response
-    /// (a `Content-Length` body that is short or long, a head that does
-    /// not fit in an empty transmit buffer).
+    /// The core refused the request: its body (bad chunked framing, a body
+    /// over [`Limits::max_body_len`](ringstream_core::Limits)), or a head
+    /// that left the receive buffer no room for its body.
     Http(ringstream_core::Error),
+    /// The core refused the response: a field that is not a valid field,
+    /// a head that does not fit in an empty transmit buffer, a
+    /// `Content-Length` body that is short or long. Answered 500 when the
+    /// head was not written.
+    Response(ringstream_core::Error),
     /// One `write!` produced more than the transmit buffer had room for
     /// (half of it is always free before a `write!`), or a `Display`
     /// implementation failed. Nothing is formatted twice, so the response
@@ -44,13 +50,14 @@ pub enum Error<E> {
 impl<E> Error<E> {
     /// The status the client is answered with when this error comes before
     /// the response head: the core's status for a refused request
-    /// ([`ringstream_core::Error::status`]), 408 for a stalled body; `None`
+    /// ([`ringstream_core::Error::status`]), 408 for a stalled body, 500 for
+    /// a response the core refused or a handler's mistake; `None`
     /// when there is nobody to answer (I/O failed, the client left).
     pub fn status(&self) -> Option<u16> {
         match self {
             Error::Http(e) => Some(e.status()),
             Error::TimedOut => Some(408),
-            Error::Format | Error::Misuse => Some(500),
+            Error::Response(_) | Error::Format | Error::Misuse => Some(500),
             Error::Io(_) | Error::Closed => None,
         }
     }
@@ -69,6 +76,7 @@ impl<E: fmt::Debug> fmt::Display for Error<E> {
             Error::TimedOut => f.write_str("timed out"),
             Error::Closed => f.write_str("connection closed within the request body"),
             Error::Http(e) => fmt::Display::fmt(e, f),
+            Error::Response(e) => write!(f, "response refused: {e}"),
             Error::Format => f.write_str("formatted output does not fit in the transmit buffer"),
             Error::Misuse => f.write_str("response written out of order"),
         }

@@ -212,8 +212,8 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
     ///
     /// # Errors
     ///
-    /// [`Error::Misuse`] for a second head; [`Error::Http`] for a field the
-    /// core refuses or a head that does not fit in an empty transmit
+    /// [`Error::Misuse`] for a second head; [`Error::Response`] for a field
+    /// the core refuses or a head that does not fit in an empty transmit
     /// buffer ([`OutOfSpace`](ringstream_core::Error::OutOfSpace)); an
     /// I/O error or [`Error::TimedOut`] when sending what the buffer held.
     ///
@@ -264,7 +264,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
                 Err(ringstream_core::Error::OutOfSpace) if self.committed > 0 => {
                     self.send_committed().await?;
                 }
-                Err(e) => return Err(Error::Http(e)),
+                Err(e) => return Err(Error::Response(e)),
             }
         };
         self.data_start = self.committed + self.gap;
@@ -283,7 +283,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
     /// # Errors
     ///
     /// [`Error::Misuse`] before [`start`](Self::start) or after
-    /// [`finish`](Self::finish); [`Error::Http`] with
+    /// [`finish`](Self::finish); [`Error::Response`] with
     /// [`BodyOverflow`](ringstream_core::Error::BodyOverflow) for more
     /// bytes than the `content-length`; an I/O error or
     /// [`Error::TimedOut`] when sending.
@@ -353,7 +353,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
     /// # Errors
     ///
     /// [`Error::Misuse`] before [`start`](Self::start) or twice;
-    /// [`Error::Http`] with
+    /// [`Error::Response`] with
     /// [`BodyUnderflow`](ringstream_core::Error::BodyUnderflow) for fewer
     /// bytes than the `content-length`; an I/O error or
     /// [`Error::TimedOut`] when sending.
@@ -382,7 +382,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
                 Err(ringstream_core::Error::OutOfSpace) if self.committed > 0 => {
                     self.send_committed().await?;
                 }
-                Err(e) => return Err(Error::Http(e)),
+                Err(e) => return Err(Error::Response(e)),
             }
         }
         self.send_committed().await?;
@@ -415,7 +415,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
         if len == 0 {
             return Ok(());
         }
-        let frame = encoder.encode(len)?;
+        let frame = encoder.encode(len).map_err(Error::Response)?;
         let (prefix, suffix) = (frame.prefix(), frame.suffix());
         // The gap fits the longest prefix for this buffer, and the limit
         // of the data leaves room for the suffix.
@@ -445,7 +445,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
         let dst = self
             .tx
             .get_mut(self.committed..end)
-            .ok_or(Error::Http(ringstream_core::Error::OutOfSpace))?;
+            .ok_or(Error::Response(ringstream_core::Error::OutOfSpace))?;
         dst.copy_from_slice(bytes);
         self.committed = end;
         Ok(())

@@ -57,8 +57,10 @@ impl<IO: Read + Write> Responder<'_, IO> {
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe: the bytes a dropped read received stay in the receive
-    /// buffer for the next one.
+    /// Cancel safe when the connection's `read` is (embassy-net's
+    /// `TcpSocket`'s is): bytes received before the read was dropped stay
+    /// in the receive buffer for the next one. A read dropped while it
+    /// sends `100 Continue` may leave part of the invitation unsent.
     pub async fn read_body(&mut self, buf: &mut [u8]) -> Result<usize, Error<IO::Error>> {
         if buf.is_empty() {
             return Ok(0);

@@ -21,6 +21,10 @@
 //! - [`HttpHandler`]: an [`App`] as a [`Handler`](crate::Handler), so the
 //!   `embassy-net` pool serves HTTP.
 //!
+//! Responses carry no `Date` field: a device without a reliable clock
+//! must not send one (RFC 9110 §6.6.1), and the application can add its
+//! own among a response's fields when it has one.
+//!
 //! # Memory
 //!
 //! Nothing is allocated. A connection uses its [`Buffers`] (1 KiB + 512

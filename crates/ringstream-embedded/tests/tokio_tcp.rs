@@ -647,6 +647,8 @@ struct Scripted<'a> {
     /// Sizes of the successive reads (at most); after them, whole reads.
     cuts: std::collections::VecDeque<usize>,
     output: Vec<u8>,
+    /// The sizes of the writes.
+    writes: Vec<usize>,
 }
 
 impl embedded_io_async::ErrorType for Scripted<'_> {
@@ -666,6 +668,7 @@ impl embedded_io_async::Read for Scripted<'_> {
 impl embedded_io_async::Write for Scripted<'_> {
     async fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
         self.output.extend_from_slice(buf);
+        self.writes.push(buf.len());
         Ok(buf.len())
     }
 
@@ -680,10 +683,20 @@ fn serve_scripted(
     input: &[u8],
     cuts: impl IntoIterator<Item = usize>,
 ) -> (Vec<u8>, Result<(), Error<Infallible>>) {
+    let (output, served, _) = serve_scripted_writes(input, cuts);
+    (output, served)
+}
+
+/// [`serve_scripted`], with the sizes of the server's writes.
+fn serve_scripted_writes(
+    input: &[u8],
+    cuts: impl IntoIterator<Item = usize>,
+) -> (Vec<u8>, Result<(), Error<Infallible>>, Vec<usize>) {
     let mut io = Scripted {
         input,
         cuts: cuts.into_iter().collect(),
         output: Vec::new(),
+        writes: Vec::new(),
     };
     let app = Demo::default();
     let mut buffers = Buffers::<1024, 512>::new();
@@ -697,7 +710,7 @@ fn serve_scripted(
             }
         }
     };
-    (io.output, served)
+    (io.output, served, io.writes)
 }
 
 /// Serves `input` cut into reads of `cuts`, to its end without an error,
@@ -774,4 +787,43 @@ fn wide_response_heads() {
         "{head:?}"
     );
     assert!(head.contains("\r\nconnection: close\r\n"), "{head:?}");
+}
+
+/// A piece of body as large as the transmit buffer is written from where
+/// it lies (one write of its own, never copied through the 512-byte
+/// buffer), with the core's framing around it: known length, and chunked
+/// between printed lines.
+#[test]
+fn large_pieces_are_written_from_where_they_lie() {
+    use http_app::FLASH;
+    let (flash, served, writes) = serve_scripted_writes(
+        b"GET /flash HTTP/1.1\r\nHost: d\r\nConnection: close\r\n\r\n",
+        [],
+    );
+    served.unwrap();
+    let (head, body) = split_head(&flash);
+    assert_eq!(
+        head,
+        "HTTP/1.1 200 OK\r\ncontent-length: 8192\r\nconnection: close\r\n\r\n"
+    );
+    assert_eq!(body, FLASH);
+    assert_eq!(writes, [head.len(), FLASH.len()]);
+
+    let (chunked, served, writes) = serve_scripted_writes(
+        b"GET /flash-chunked HTTP/1.1\r\nHost: d\r\nConnection: close\r\n\r\n",
+        [],
+    );
+    served.unwrap();
+    let (head, wire) = split_head(&chunked);
+    assert_eq!(
+        head,
+        "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+    );
+    let (body, sizes) = dechunk(wire);
+    let mut expected = b"before\n".to_vec();
+    expected.extend_from_slice(&FLASH);
+    expected.extend_from_slice(b"after\n");
+    assert_eq!(body, expected);
+    assert_eq!(sizes, [7, FLASH.len(), 6]);
+    assert!(writes.contains(&FLASH.len()), "{writes:?}");
 }

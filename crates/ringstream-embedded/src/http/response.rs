@@ -17,7 +17,9 @@
 //! runs exactly once: nothing is measured first and nothing is formatted
 //! again when the buffer fills. The price is a bound: one `write!` may
 //! produce at most half the buffer (less two bytes); larger output is
-//! written with [`Responder::write_all`], which has no bound.
+//! written with [`Responder::write_all`], which has no bound (and writes a
+//! piece as large as the buffer from where it lies, without copying it
+//! into the buffer).
 
 use core::fmt;
 
@@ -276,9 +278,15 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
         Ok(())
     }
 
-    /// Writes body bytes: copied into the transmit buffer, sent as it
-    /// fills. Any length; on a response without a body (`HEAD`) they are
-    /// dropped.
+    /// Writes body bytes, any length; on a response without a body
+    /// (`HEAD`) they are dropped.
+    ///
+    /// Bytes fewer than the transmit buffer holds are copied into it and
+    /// sent as it fills, coalesced with what is around them. A piece at
+    /// least as large as the buffer is not copied there: what the buffer
+    /// holds is sent, then the core's framing for the piece (a chunk-size
+    /// line, or nothing), then the piece itself, from where it lies — a
+    /// page in flash goes to the connection in one write.
     ///
     /// # Errors
     ///
@@ -294,6 +302,9 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
     pub async fn write_all(&mut self, mut data: &[u8]) -> Result<(), Error<IO::Error>> {
         if self.discards()? {
             return Ok(());
+        }
+        if data.len() >= self.tx.len() {
+            return self.write_through(data).await;
         }
         while !data.is_empty() {
             let limit = self.tx.len() - CRLF.len();
@@ -388,6 +399,31 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
         self.send_committed().await?;
         self.state = State::Done;
         Ok(Sent(()))
+    }
+
+    /// Writes a large piece of body from where it lies: the pending bytes
+    /// and the core's frame prefix from the transmit buffer, then the
+    /// piece; its suffix joins the bytes ready to send.
+    async fn write_through(&mut self, data: &[u8]) -> Result<(), Error<IO::Error>> {
+        self.seal()?;
+        let State::Body { encoder, .. } = &mut self.state else {
+            return Err(Error::Misuse);
+        };
+        let frame = encoder.encode(data.len()).map_err(Error::Response)?;
+        if self.put(frame.prefix()).is_err() {
+            self.send_committed().await?;
+            self.put(frame.prefix())?;
+        }
+        self.send_committed().await?;
+        match with_timeout(self.config.io_timeout, self.io.write_all(data)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(Error::Io(e)),
+            Err(_) => return Err(Error::TimedOut),
+        }
+        self.put(frame.suffix())?;
+        self.data_start = self.committed + self.gap;
+        self.fill = self.data_start;
+        Ok(())
     }
 
     /// Whether body bytes are dropped; [`Error::Misuse`] outside the body.

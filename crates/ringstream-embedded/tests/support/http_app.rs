@@ -15,6 +15,9 @@
 //!   transmit buffer), then a printed body, chunked.
 //! - `GET /too-wide`: a head with a 600-byte field, larger than the
 //!   transmit buffer: the server answers 500 instead.
+//! - `GET /flash`: [`FLASH`], a page in "flash" (a `static`), known
+//!   length; `GET /flash-chunked`: the same between two printed lines,
+//!   chunked.
 //! - Anything else: 404.
 
 use core::cell::Cell;
@@ -58,6 +61,17 @@ pub fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
 
 /// FNV-1a's starting value.
 pub const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// A page in flash: 8 KiB, larger than the transmit buffer.
+pub static FLASH: [u8; 8192] = {
+    let mut page = [0u8; 8192];
+    let mut i = 0;
+    while i < page.len() {
+        page[i] = b'a' + (i % 26) as u8;
+        i += 1;
+    }
+    page
+};
 
 /// The test application.
 #[derive(Default)]
@@ -155,6 +169,14 @@ impl App for Demo {
             ("GET", "/too-wide") => {
                 let value: &'static [u8] = &[b'w'; 600];
                 responder.send(200, &[("x-wide", value)], b"never").await
+            }
+            ("GET", "/flash") => responder.send(200, &[], &FLASH).await,
+            ("GET", "/flash-chunked") => {
+                responder.start(200, &[], None).await?;
+                writeln!(responder, "before").await?;
+                responder.write_all(&FLASH).await?;
+                writeln!(responder, "after").await?;
+                responder.finish().await
             }
             _ => responder.send(404, &[], b"").await,
         }

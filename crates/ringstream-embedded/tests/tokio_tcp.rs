@@ -827,3 +827,14 @@ fn large_pieces_are_written_from_where_they_lie() {
     assert_eq!(sizes, [7, FLASH.len(), 6]);
     assert!(writes.contains(&FLASH.len()), "{writes:?}");
 }
+
+/// One `write!` is given the room the transmit buffer has left (at least
+/// half of it): a 500-byte line in a 512-byte buffer is `Error::Format`,
+/// and the response is cut off rather than formatted a second time
+/// (nothing of it looks complete).
+#[test]
+fn a_write_over_half_the_buffer_ends_the_response() {
+    let (output, served) = serve_scripted(b"GET /long-line HTTP/1.1\r\nHost: d\r\n\r\n", []);
+    assert_eq!(served, Err(Error::Format));
+    assert!(!output.ends_with(b"0\r\n\r\n"), "{output:?}");
+}

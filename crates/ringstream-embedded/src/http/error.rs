@@ -38,7 +38,7 @@ pub enum Error<E> {
     /// head was not written.
     Response(ringstream_core::Error),
     /// One `write!` produced more than the transmit buffer had room for
-    /// (half of it is always free before a `write!`), or a `Display`
+    /// (at least half of it is free before a `write!`), or a `Display`
     /// implementation failed. Nothing is formatted twice, so the response
     /// cannot go on.
     Format,

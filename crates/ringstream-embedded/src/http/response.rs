@@ -16,7 +16,8 @@
 //! A `write!` formats into the free half of the buffer, so every formatter
 //! runs exactly once: nothing is measured first and nothing is formatted
 //! again when the buffer fills. The price is a bound: one `write!` may
-//! produce at most half the buffer (less two bytes); larger output is
+//! produce as much as the buffer has room for, which is always at least
+//! half of it (less two bytes); larger output is
 //! written with [`Responder::write_all`], which has no bound (and writes a
 //! piece as large as the buffer from where it lies, without copying it
 //! into the buffer).
@@ -335,9 +336,10 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
     ///
     /// # Errors
     ///
-    /// [`Error::Format`] if one `write!` produces more than half the
-    /// transmit buffer (less two bytes) or a `Display` implementation
-    /// fails: the response cannot go on. Otherwise those of
+    /// [`Error::Format`] if one `write!` produces more than the room the
+    /// transmit buffer has left — always at least half of it, less two
+    /// bytes, so output up to that size never fails — or a `Display`
+    /// implementation fails: the response cannot go on. Otherwise those of
     /// [`write_all`](Self::write_all).
     ///
     /// # Cancel safety

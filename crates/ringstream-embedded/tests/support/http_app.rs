@@ -18,6 +18,8 @@
 //! - `GET /flash`: [`FLASH`], a page in "flash" (a `static`), known
 //!   length; `GET /flash-chunked`: the same between two printed lines,
 //!   chunked.
+//! - `GET /long-line`: one `write!` of 500 bytes, more than the transmit
+//!   buffer has room for: the response cannot go on (`Error::Format`).
 //! - Anything else: 404.
 
 use core::cell::Cell;
@@ -176,6 +178,21 @@ impl App for Demo {
                 writeln!(responder, "before").await?;
                 responder.write_all(&FLASH).await?;
                 writeln!(responder, "after").await?;
+                responder.finish().await
+            }
+            ("GET", "/long-line") => {
+                const LONG: &str = concat!(
+                    "0123456789012345678901234567890123456789012345678901234567890123456789",
+                    "0123456789012345678901234567890123456789012345678901234567890123456789",
+                    "0123456789012345678901234567890123456789012345678901234567890123456789",
+                    "0123456789012345678901234567890123456789012345678901234567890123456789",
+                    "0123456789012345678901234567890123456789012345678901234567890123456789",
+                    "0123456789012345678901234567890123456789012345678901234567890123456789",
+                    "0123456789012345678901234567890123456789012345678901234567890123456789",
+                    "0123456789",
+                );
+                responder.start(200, &[], None).await?;
+                write!(responder, "{LONG}").await?;
                 responder.finish().await
             }
             _ => responder.send(404, &[], b"").await,

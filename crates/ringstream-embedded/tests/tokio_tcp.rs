@@ -838,3 +838,76 @@ fn a_write_over_half_the_buffer_ends_the_response() {
     assert_eq!(served, Err(Error::Format));
     assert!(!output.ends_with(b"0\r\n\r\n"), "{output:?}");
 }
+
+/// RFC 9112 §9.3 with a body the handler never reads, as in
+/// `ringstream serve`'s wire tests: a rest within the drain limit is
+/// drained and the connection serves the next request (HTTP/1.1, chunked,
+/// and HTTP/1.0 kept alive); a rest over it closes the connection, said in
+/// the head; a client waiting for `100 Continue` is never invited and the
+/// connection closes.
+#[test]
+fn unread_bodies_are_drained_or_close_the_connection() {
+    let not_found = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
+    let not_found_close =
+        "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+    let hello_close = String::from_utf8(HELLO_CLOSE.to_vec()).unwrap();
+    let next = "GET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+
+    let mut wire = b"POST /nope HTTP/1.1\r\nHost: t\r\nContent-Length: 500\r\n\r\n".to_vec();
+    wire.extend_from_slice(&[b'x'; 500]);
+    wire.extend_from_slice(next.as_bytes());
+    let output = serve_scripted_ok(&wire, []);
+    assert_eq!(
+        String::from_utf8_lossy(&output),
+        [not_found, &hello_close].concat()
+    );
+
+    let wire = format!(
+        "POST /nope HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+         300\r\n{}\r\n0\r\n\r\n{next}",
+        "y".repeat(0x300)
+    );
+    let output = serve_scripted_ok(wire.as_bytes(), []);
+    assert_eq!(
+        String::from_utf8_lossy(&output),
+        [not_found, &hello_close].concat()
+    );
+
+    let wire = "POST /nope HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 4\r\n\r\nabcd\
+                GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
+    let output = serve_scripted_ok(wire.as_bytes(), []);
+    assert_eq!(
+        String::from_utf8_lossy(&output),
+        "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: keep-alive\r\n\r\n\
+         HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\nconnection: keep-alive\r\n\r\nhello"
+    );
+
+    // Over the 16 KiB drain limit: closed, the request behind never read.
+    let mut wire = b"POST /nope HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n".to_vec();
+    wire.extend_from_slice(&vec![b'x'; 100_000]);
+    wire.extend_from_slice(next.as_bytes());
+    let output = serve_scripted_ok(&wire, []);
+    assert_eq!(String::from_utf8_lossy(&output), not_found_close);
+
+    // Expect: 100-continue, read by an echo: invited once, before the
+    // head, and the connection carries the next request.
+    let wire = format!(
+        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhello{next}"
+    );
+    let output = serve_scripted_ok(wire.as_bytes(), []);
+    assert_eq!(
+        String::from_utf8_lossy(&output),
+        [
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello",
+            &hello_close
+        ]
+        .concat()
+    );
+
+    // Expect: 100-continue, never read: no invitation, and closed.
+    let wire = format!(
+        "POST /nope HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n{next}"
+    );
+    let output = serve_scripted_ok(wire.as_bytes(), []);
+    assert_eq!(String::from_utf8_lossy(&output), not_found_close);
+}

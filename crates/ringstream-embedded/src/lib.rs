@@ -1,52 +1,63 @@
 //! # ringstream-embedded
 //!
 //! ringstream on a microcontroller: `#![no_std]`, no heap, stable Rust.
-//! This crate is where the embedded web server on ringstream's sans-IO
-//! core ([`ringstream_core`]) is being built. What it offers today is the
-//! connection layer that server will stand on:
+//! The embedded web server on ringstream's sans-IO core
+//! ([`ringstream_core`]), with the host server's strictness: every byte of
+//! HTTP is judged by the same core code that `ringstream serve` uses.
 //!
+//! - [`http`]: the HTTP/1.1 server. [`serve_connection`](http::serve_connection)
+//!   serves one connection with an [`App`](http::App) (an `async fn` in a
+//!   trait) over caller-provided [`Buffers`](http::Buffers): request heads
+//!   parsed by the core (400/414/431/501/505 as it says), request bodies
+//!   of `Content-Length` or chunked streamed to the handler in pieces
+//!   through a 1 KiB buffer (413 past the limit), `100 Continue` when the
+//!   handler first reads the body, responses of known length or chunked
+//!   while printed with `write!` (each formatter run once), `HEAD`,
+//!   keep-alive, pipelining and draining as the core's `Exchange` decides,
+//!   and a deadline on every phase ([`Config`]).
 //! - [`Handler`]: what to do with one connection, given as a single
 //!   [`embedded_io_async`] `Read + Write` object, used whole (never split
-//!   into halves, so a TLS session can carry it). Generic, no trait
-//!   object, no `Send` bound.
+//!   into halves, so a TLS session can carry it).
+//!   [`HttpHandler`](http::HttpHandler) is the HTTP server as one.
 //! - `pool` (feature `embassy-net`): a pool of connection slots on one
 //!   embassy-net TCP port, with more listening sockets than workers so
 //!   that a burst of clients is queued instead of refused (smoltcp has no
 //!   accept backlog). The memory is the caller's, fixed at build time.
 //!
-//! The same handler runs on the host over a tokio `TcpStream` through
+//! The same server runs on the host over a tokio `TcpStream` through
 //! embedded-io-adapters' `FromTokio`, so it can be tested with real
 //! sockets and ordinary HTTP clients.
 //!
 //! # What comes next
 //!
-//! The HTTP/1.1 server itself: request heads parsed by the core's
-//! [`HeadParser`](ringstream_core::h1::HeadParser) (already allocation
-//! free, into a caller's `[Field; N]`), bodies through the core's
-//! decoders, responses through the core's encoder into a fixed buffer,
-//! with the host server's strictness (413/414/431, chunked bodies,
-//! `100-continue`), a deadline on every phase, and a target of at most
-//! 4 KiB of RAM per connection slot beside the TCP buffers. It waits for
-//! the core to work without `alloc` (a ring over caller storage, a head
-//! writer into a fixed buffer); today `ringstream-core` still links
-//! `alloc`, although nothing in this crate allocates.
+//! Server-sent events, WebSocket (with the core's codec), static assets
+//! from flash with ETag/304 and a precompressed gzip variant, a `503` for
+//! a client that finds every slot busy and an idle connection giving its
+//! slot up, graceful shutdown, response bytes formatted straight into the
+//! TCP socket's transmit buffer, the seed's live-data demo and the bench
+//! against picoserve.
 //!
 //! # Features
 //!
-//! - `embassy-net`: the `pool` module, on embassy-net 0.8 and
-//!   embassy-time 0.5. The application brings the time driver and a
-//!   critical-section implementation, as for any embassy-net program.
+//! - `embassy-net`: the `pool` module, on embassy-net 0.8.
+//!
+//! The deadlines use embassy-time 0.5: the application brings the time
+//! driver (and, with `embassy-net`, a critical-section implementation), as
+//! for any embassy program.
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use embedded_io_async;
 pub use ringstream_core;
 
+mod config;
 mod handler;
+pub mod http;
 #[cfg(feature = "embassy-net")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embassy-net")))]
 pub mod pool;
 
+pub use config::Config;
 pub use handler::Handler;
 
 /// The README's examples, compiled as doc tests.

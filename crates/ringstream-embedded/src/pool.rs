@@ -173,7 +173,7 @@ pub struct Config {
     /// handler is dropped and the connection reset, so a client that
     /// connects and never sends, or never stops, cannot keep a worker for
     /// ever. `None` for no limit (the default): the per-phase deadlines of
-    /// the HTTP server will be the finer tool.
+    /// the HTTP server ([`Config`](crate::Config)) are the finer tool.
     pub deadline: Option<Duration>,
     /// How long closing a connection may take once its handler is done:
     /// the unsent data and the FIN acknowledged, then the client's

@@ -14,7 +14,14 @@
 //! 4. a burst of silent clients, which the pool's deadline cuts, after
 //!    which it serves again;
 //! 5. a lossy link (dropped and reordered frames): a 40 KiB payload still
-//!    arrives intact.
+//!    arrives intact;
+//! 6. the HTTP server through a second pool: a GET and a 40 KB response
+//!    printed with `write!` and sent chunked, on one kept-alive
+//!    connection; a head that stalls is answered 408 at the head
+//!    deadline; an idle kept-alive connection is closed at the idle
+//!    deadline; a body that stalls is answered 408, and a client that
+//!    stops reading is cut off, at the I/O deadline, while the other
+//!    worker keeps serving.
 
 mod support;
 
@@ -27,8 +34,10 @@ use embassy_time::{with_timeout, Duration, Instant, Timer};
 use ringstream_embedded::pool::{Config, Pool, SocketBuffers};
 
 use ringstream_embedded::embedded_io_async::{Read, Write};
+use ringstream_embedded::http::HttpHandler;
 use ringstream_embedded::Handler;
 use support::app::{payload_byte, App, PAYLOAD_LEN};
+use support::http_app::{line, Demo, LINES};
 use support::loopback::{Faults, Link, Loopback};
 use support::{connect, exchange, join_all, request, Client, Failure};
 
@@ -54,6 +63,21 @@ const TIMEOUT: Duration = Duration::from_secs(15);
 const PATIENCE: Duration = Duration::from_secs(60);
 
 type TestPool = Pool<'static, SOCKETS>;
+
+/// The HTTP server's port.
+const HTTP_PORT: u16 = 80;
+/// The HTTP pool's sockets and workers.
+const HTTP_SOCKETS: usize = 3;
+const HTTP_WORKERS: usize = 2;
+/// The HTTP server's head and idle deadlines, in simulated time.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(2);
+const IDLE_TIMEOUT: Duration = Duration::from_secs(1);
+/// The HTTP server's deadline on a stalled body read or response write.
+const IO_TIMEOUT: Duration = Duration::from_secs(3);
+
+type HttpPool = Pool<'static, HTTP_SOCKETS>;
+/// The HTTP server of the tests: 1 KiB to receive, 512 bytes to transmit.
+type Http = HttpHandler<Demo, 1024, 512>;
 
 /// A handler that does nothing: the pool's own share of a worker's
 /// future, when measured with it.
@@ -89,27 +113,41 @@ async fn worker(pool: &'static TestPool) -> ! {
     pool.run_worker(&App).await
 }
 
+#[embassy_executor::task(pool_size = HTTP_WORKERS)]
+async fn http_worker(pool: &'static HttpPool, http: &'static Http) -> ! {
+    pool.run_worker(http).await
+}
+
+#[embassy_executor::task]
+async fn http_listener(pool: &'static HttpPool) -> ! {
+    pool.run_listener().await
+}
+
 #[embassy_executor::task]
 async fn scenarios(
     stack: Stack<'static>,
     link: Link,
     pool: &'static TestPool,
+    http: (&'static HttpPool, &'static Http),
     done: &'static AtomicBool,
 ) {
-    sizes(pool);
+    sizes(pool, http.0, http.1);
     round_trip(stack).await;
     for round in 1..=3 {
         burst(stack, round).await;
     }
     silent_burst(stack).await;
     lossy_link(stack, &link).await;
+    http_keep_alive(stack, http.1).await;
+    http_deadlines(stack).await;
+    http_stalls(stack).await;
     done.store(true, Ordering::SeqCst);
 }
 
 #[test]
 fn pool_on_embassy_net_over_loopback() {
     // The pool's sockets and every client of a burst at once.
-    let (stack, runner, link) = support::stack::<{ SOCKETS + BURST }>();
+    let (stack, runner, link) = support::stack::<{ SOCKETS + BURST + HTTP_SOCKETS }>();
     let buffers = Box::leak(Box::new(
         [const { SocketBuffers::<RX, TX>::new() }; SOCKETS],
     ));
@@ -119,6 +157,23 @@ fn pool_on_embassy_net_over_loopback() {
         ..Config::new(PORT)
     };
     let pool: &'static TestPool = Box::leak(Box::new(Pool::new(stack, config, buffers)));
+    let http_buffers = Box::leak(Box::new(
+        [const { SocketBuffers::<RX, TX>::new() }; HTTP_SOCKETS],
+    ));
+    let http_pool: &'static HttpPool = Box::leak(Box::new(Pool::new(
+        stack,
+        Config::new(HTTP_PORT),
+        http_buffers,
+    )));
+    let http: &'static Http = Box::leak(Box::new(HttpHandler::new(
+        Demo::default(),
+        ringstream_embedded::Config {
+            head_timeout: HEAD_TIMEOUT,
+            idle_timeout: IDLE_TIMEOUT,
+            io_timeout: IO_TIMEOUT,
+            ..ringstream_embedded::Config::DEFAULT
+        },
+    )));
     let done: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
 
     let executor = Box::leak(Box::new(Executor::new()));
@@ -131,7 +186,11 @@ fn pool_on_embassy_net_over_loopback() {
             for _ in 0..WORKERS {
                 spawner.spawn(worker(pool).unwrap());
             }
-            spawner.spawn(scenarios(stack, link, pool, done).unwrap());
+            spawner.spawn(http_listener(http_pool).unwrap());
+            for _ in 0..HTTP_WORKERS {
+                spawner.spawn(http_worker(http_pool, http).unwrap());
+            }
+            spawner.spawn(scenarios(stack, link, pool, (http_pool, http), done).unwrap());
         },
         // A hang fails the test instead of holding CI.
         || done.load(Ordering::SeqCst) || started.elapsed() > std::time::Duration::from_secs(120),
@@ -145,14 +204,18 @@ fn pool_on_embassy_net_over_loopback() {
 /// The RAM of a connection slot, as far as this step has one: the worker
 /// task's future (which holds the handler's future), the listener's, the
 /// pool, the socket buffers and smoltcp's state for one socket.
-fn sizes(pool: &'static TestPool) {
+fn sizes(pool: &'static TestPool, http_pool: &'static HttpPool, http: &'static Http) {
     let worker_app = std::mem::size_of_val(&pool.run_worker(&App));
+    let worker_http = std::mem::size_of_val(&http_pool.run_worker(http));
     let worker_nothing = std::mem::size_of_val(&pool.run_worker(&Nothing));
     let listener = std::mem::size_of_val(&pool.run_listener());
     let smoltcp_socket =
         std::mem::size_of::<StackResources<2>>() - std::mem::size_of::<StackResources<1>>();
     println!("worker future, test app handler (512-byte head buffer): {worker_app} bytes");
     println!("worker future, handler that does nothing (the pool's share): {worker_nothing} bytes");
+    println!(
+        "worker future, HTTP server with the test app (1 KiB + 512 B buffers inside): {worker_http} bytes"
+    );
     println!("listener future: {listener} bytes");
     println!("Pool<{SOCKETS}>: {} bytes", std::mem::size_of::<TestPool>());
     println!(
@@ -382,4 +445,208 @@ async fn lossy_link(stack: Stack<'static>, link: &Link) {
         .expect("the request after the lossy link hung")
         .expect("the request after the lossy link");
     assert_eq!(response, HELLO_RESPONSE);
+}
+
+/// Reads from `socket` until `buf` holds `n` bytes.
+async fn read_n(socket: &mut embassy_net::tcp::TcpSocket<'_>, n: usize) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    while got.len() < n {
+        let want = buf.len().min(n - got.len());
+        match socket.read(&mut buf[..want]).await {
+            Ok(0) | Err(_) => break,
+            Ok(k) => got.extend_from_slice(&buf[..k]),
+        }
+    }
+    got
+}
+
+/// The HTTP server through the pool: a GET, then on the same connection
+/// the 40 KB page printed line by line and sent chunked, every line's
+/// formatter run once.
+async fn http_keep_alive(stack: Stack<'static>, http: &'static Http) {
+    let runs_before = http.app().formatter_runs.get();
+    let mut client = Client::new();
+    let mut socket = client.socket(stack);
+    connect(&mut socket, HTTP_PORT)
+        .await
+        .expect("connect to the HTTP pool");
+    socket
+        .write_all(b"GET /hello HTTP/1.1\r\nHost: device\r\n\r\n")
+        .await
+        .expect("send");
+    let hello = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\r\nhello";
+    let response = with_timeout(PATIENCE, read_n(&mut socket, hello.len()))
+        .await
+        .expect("the first response within the patience");
+    assert_eq!(response, hello);
+
+    let response = with_timeout(
+        PATIENCE,
+        exchange(
+            &mut socket,
+            b"GET /lines HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n",
+        ),
+    )
+    .await
+    .expect("the page within the patience")
+    .expect("the page");
+    let head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+    assert!(response.starts_with(head), "{:?}", &response[..80]);
+    // The chunked body, decoded here (test side).
+    let mut wire = &response[head.len()..];
+    let mut body = Vec::new();
+    loop {
+        let eol = wire
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("a size line");
+        let size = usize::from_str_radix(std::str::from_utf8(&wire[..eol]).unwrap(), 16).unwrap();
+        wire = &wire[eol + 2..];
+        if size == 0 {
+            assert_eq!(wire, b"\r\n");
+            break;
+        }
+        body.extend_from_slice(&wire[..size]);
+        wire = &wire[size + 2..];
+    }
+    let expected: String = (0..LINES).map(line).collect();
+    assert_eq!(String::from_utf8(body).unwrap(), expected);
+    assert_eq!(http.app().formatter_runs.get() - runs_before, LINES);
+    println!(
+        "http over the pool: /hello, then /lines ({} bytes) kept alive",
+        expected.len()
+    );
+}
+
+/// The HTTP server's deadlines, in simulated time: a head that stalls is
+/// answered 408 at the head deadline; a kept-alive connection left idle is
+/// closed at the idle deadline.
+async fn http_deadlines(stack: Stack<'static>) {
+    let near = |after: Duration, mark: Duration| {
+        after >= mark && after < mark + Duration::from_millis(100)
+    };
+
+    let mut client = Client::new();
+    let mut socket = client.socket(stack);
+    connect(&mut socket, HTTP_PORT).await.expect("connect");
+    let started = Instant::now();
+    socket
+        .write_all(b"GET /hello HTTP/1.1\r\nHo")
+        .await
+        .expect("send half a head");
+    let mut response = Vec::new();
+    let mut buf = [0u8; 256];
+    while let Ok(n @ 1..) = socket.read(&mut buf).await {
+        response.extend_from_slice(&buf[..n]);
+    }
+    let stalled = started.elapsed();
+    assert!(
+        response.starts_with(b"HTTP/1.1 408 "),
+        "{:?}",
+        String::from_utf8_lossy(&response)
+    );
+    assert!(near(stalled, HEAD_TIMEOUT), "408 after {stalled}");
+    socket.close();
+    let _ = socket.flush().await;
+    drop(socket);
+
+    let mut client = Client::new();
+    let mut socket = client.socket(stack);
+    connect(&mut socket, HTTP_PORT).await.expect("connect");
+    socket
+        .write_all(b"GET /hello HTTP/1.1\r\nHost: device\r\n\r\n")
+        .await
+        .expect("send");
+    let hello = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\r\nhello";
+    assert_eq!(read_n(&mut socket, hello.len()).await, hello);
+    let idle_from = Instant::now();
+    let end = socket.read(&mut buf).await;
+    let idle = idle_from.elapsed();
+    assert!(matches!(end, Ok(0) | Err(_)), "{end:?}");
+    assert!(near(idle, IDLE_TIMEOUT), "closed after {idle} idle");
+    println!(
+        "http deadlines: 408 after {} ms of a stalled head, idle close after {} ms",
+        stalled.as_millis(),
+        idle.as_millis()
+    );
+}
+
+/// Clients that stall: a body that stops coming is answered 408 at the
+/// I/O deadline; a client that stops reading a 40 KB page holds one worker
+/// until the I/O deadline (and the pool's linger) cut it off, while the
+/// other worker serves at once.
+async fn http_stalls(stack: Stack<'static>) {
+    // Both workers done with the connections before (closed, lingering).
+    Timer::after(Config::new(HTTP_PORT).linger).await;
+    let mut client = Client::new();
+    let mut socket = client.socket(stack);
+    connect(&mut socket, HTTP_PORT).await.expect("connect");
+    let started = Instant::now();
+    socket
+        .write_all(b"POST /count HTTP/1.1\r\nHost: device\r\nContent-Length: 10\r\n\r\nabc")
+        .await
+        .expect("send part of a body");
+    let mut response = Vec::new();
+    let mut buf = [0u8; 256];
+    while let Ok(n @ 1..) = socket.read(&mut buf).await {
+        response.extend_from_slice(&buf[..n]);
+    }
+    let stalled = started.elapsed();
+    assert!(
+        response.starts_with(b"HTTP/1.1 408 "),
+        "{:?}",
+        String::from_utf8_lossy(&response)
+    );
+    assert!(
+        stalled >= IO_TIMEOUT && stalled < IO_TIMEOUT + Duration::from_millis(100),
+        "408 after {stalled}"
+    );
+    socket.close();
+    let _ = socket.flush().await;
+    drop(socket);
+
+    // A client that asks for the page and does not read it.
+    let mut stuck_client = Client::new();
+    let mut stuck = stuck_client.socket(stack);
+    connect(&mut stuck, HTTP_PORT).await.expect("connect");
+    stuck
+        .write_all(b"GET /lines HTTP/1.1\r\nHost: device\r\n\r\n")
+        .await
+        .expect("send");
+    Timer::after(Duration::from_millis(200)).await;
+    // The other worker answers meanwhile.
+    let asked = Instant::now();
+    let response = with_timeout(
+        PATIENCE,
+        request(
+            stack,
+            HTTP_PORT,
+            b"GET /hello HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n",
+        ),
+    )
+    .await
+    .expect("served beside a stalled client")
+    .expect("the request beside a stalled client");
+    let beside = asked.elapsed();
+    assert!(response.ends_with(b"\r\n\r\nhello"), "{response:?}");
+    assert!(beside < Duration::from_millis(100), "served after {beside}");
+    // Past the I/O deadline and the pool's linger, the stalled connection
+    // is gone: what it can still read ends, short of the page.
+    Timer::after(IO_TIMEOUT + Config::new(HTTP_PORT).linger + Duration::from_secs(1)).await;
+    let mut got = 0;
+    let mut buf = [0u8; 1024];
+    let ended = with_timeout(PATIENCE, async {
+        while let Ok(n @ 1..) = stuck.read(&mut buf).await {
+            got += n;
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the stalled connection was never cut");
+    assert!(got < LINES * support::http_app::LINE_LEN, "{got} bytes");
+    println!(
+        "http stalls: 408 after {} ms of a stalled body; beside a stalled reader, served in {} ms; the stalled reader got {got} bytes",
+        stalled.as_millis(),
+        beside.as_millis()
+    );
 }

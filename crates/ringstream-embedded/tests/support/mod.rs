@@ -7,7 +7,9 @@
 //!   only when it is told to, so TCP's timers (retransmission, delayed ACK)
 //!   and the pool's deadlines run in simulated milliseconds.
 //! - [`Client`]: a test client socket on the same stack.
-//! - [`app`]: the handler the tests serve (shared with the tokio test).
+//! - [`app`]: the handler the pool tests serve.
+//! - [`http_app`]: the HTTP application the server tests serve (shared
+//!   with the tokio test).
 //!
 //! Embassy's executor, its task pools and the time driver are statics:
 //! one test function per test binary, running its scenarios one after the
@@ -15,6 +17,7 @@
 #![allow(dead_code)] // Each test binary uses part of the harness.
 
 pub mod app;
+pub mod http_app;
 pub mod loopback;
 
 use std::future::{poll_fn, Future};

@@ -1,0 +1,194 @@
+//! The request-body side of a [`Responder`]: the body streamed through the
+//! receive buffer, in pieces, by the core's decoder.
+
+use embassy_time::with_timeout;
+use embedded_io_async::{Read, Write};
+
+use super::{Error, Responder};
+
+impl<IO: Read + Write> Responder<'_, IO> {
+    /// Reads request-body bytes into `buf`; `Ok(0)` once the body has
+    /// ended (at once for a request without a body).
+    ///
+    /// The body arrives through the receive buffer in pieces of at most
+    /// its free size and is decoded there by the core (`Content-Length` or
+    /// chunked), so a body of any size streams through a buffer of 1 KiB.
+    /// The first read sends `100 Continue` to a client that waits for it.
+    ///
+    /// # Examples
+    ///
+    /// Counting the bytes of an upload:
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{App, Error, Request, Responder, Sent};
+    ///
+    /// struct Upload;
+    ///
+    /// impl App for Upload {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut buf = [0u8; 128];
+    ///         let mut total = 0u64;
+    ///         loop {
+    ///             match responder.read_body(&mut buf).await? {
+    ///                 0 => break,
+    ///                 n => total += n as u64, // flash it, hash it...
+    ///             }
+    ///         }
+    ///         responder.start(200, &[], None).await?;
+    ///         write!(responder, "{total} bytes\n").await?;
+    ///         responder.finish().await
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Http`] when the core refuses the body (a bad chunk,
+    /// [`BodyTooLarge`](ringstream_core::Error::BodyTooLarge) past
+    /// [`Limits::max_body_len`](ringstream_core::Limits)),
+    /// [`Error::Closed`] when the client closes within it,
+    /// [`Error::TimedOut`] when it stalls past
+    /// [`Config::io_timeout`](crate::Config::io_timeout), or an I/O error.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe when the connection's `read` is (embassy-net's
+    /// `TcpSocket`'s is): bytes received before the read was dropped stay
+    /// in the receive buffer for the next one. A read dropped while it
+    /// sends `100 Continue` may leave part of the invitation unsent.
+    pub async fn read_body(&mut self, buf: &mut [u8]) -> Result<usize, Error<IO::Error>> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        self.fill_pending().await?;
+        let n = buf.len().min(self.pending.len());
+        let from = self.pending.start;
+        if let (Some(dst), Some(src)) = (buf.get_mut(..n), self.rx.get(from..from + n)) {
+            dst.copy_from_slice(src);
+        }
+        self.pending.start += n;
+        Ok(n)
+    }
+
+    /// The next piece of the request body, in place in the receive buffer
+    /// (no copy); `None` once the body has ended.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`read_body`](Self::read_body).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`read_body`](Self::read_body).
+    pub async fn body_chunk(&mut self) -> Result<Option<&[u8]>, Error<IO::Error>> {
+        self.fill_pending().await?;
+        let piece = core::mem::replace(&mut self.pending, 0..0);
+        Ok(self.rx.get(piece).filter(|p| !p.is_empty()))
+    }
+
+    /// Whether the request body has been read to its end.
+    pub fn is_body_complete(&self) -> bool {
+        self.body_done && self.pending.is_empty()
+    }
+
+    /// Reads and drops the rest of the body, at most `limit` bytes of it;
+    /// `true` if it ended within them (the connection can be kept).
+    pub(super) async fn drain(&mut self, limit: u64) -> bool {
+        let mut drained = 0u64;
+        loop {
+            self.pending = 0..0;
+            if self.body_done {
+                return true;
+            }
+            if self.fill_pending().await.is_err() {
+                return false;
+            }
+            drained += self.pending.len() as u64;
+            if drained > limit {
+                return false;
+            }
+        }
+    }
+
+    /// Makes `pending` hold body data, unless the body has ended: decodes
+    /// what the receive buffer holds, reading more as needed.
+    async fn fill_pending(&mut self) -> Result<(), Error<IO::Error>> {
+        self.body_wanted = true;
+        // Before the first read of the body, the core's invitation to a
+        // client that waits for one — only before the response head: once
+        // the head is out, it is too late for an interim response.
+        if !self.body_done && !self.is_started() {
+            if let Some(invitation) = self.exchange.body_wanted() {
+                let io = &mut *self.io;
+                let sent = with_timeout(self.config.io_timeout, async {
+                    io.write_all(invitation).await?;
+                    io.flush().await
+                })
+                .await;
+                match sent {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => return Err(Error::Io(e)),
+                    Err(_) => return Err(Error::TimedOut),
+                }
+            }
+        }
+        while self.pending.is_empty() && !self.body_done {
+            if self.start < self.end {
+                let input = self.rx.get(self.start..self.end).unwrap_or_default();
+                let progress = self.decoder.decode(input)?;
+                self.pending = self.start + progress.data.start..self.start + progress.data.end;
+                self.start += progress.consumed;
+                self.body_done = progress.finished;
+                if progress.consumed > 0 {
+                    continue;
+                }
+            }
+            self.receive().await?;
+        }
+        Ok(())
+    }
+
+    /// Reads more of the body into the receive buffer.
+    async fn receive(&mut self) -> Result<(), Error<IO::Error>> {
+        if self.eof {
+            // A length or chunked body never ends at EOF: the client left
+            // (nobody to answer), unless the decoder had already failed.
+            return Err(match self.decoder.finish_eof() {
+                Ok(()) | Err(ringstream_core::Error::UnexpectedEof) => Error::Closed,
+                Err(e) => Error::Http(e),
+            });
+        }
+        // Room at the end of the buffer: reuse it from the start once
+        // everything in it is decoded, or move the few undecoded bytes.
+        if self.start == self.end && self.pending.is_empty() {
+            self.start = 0;
+            self.end = 0;
+        } else if self.end == self.rx.len() && self.pending.is_empty() {
+            self.rx.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        let room = self.rx.get_mut(self.end..).unwrap_or_default();
+        if room.is_empty() {
+            // The head left no room in the receive buffer for its body.
+            return Err(Error::Http(ringstream_core::Error::HeadTooLarge));
+        }
+        match with_timeout(self.config.io_timeout, self.io.read(room)).await {
+            Ok(Ok(0)) => {
+                self.eof = true;
+                Ok(())
+            }
+            Ok(Ok(n)) => {
+                self.end += n;
+                Ok(())
+            }
+            Ok(Err(e)) => Err(Error::Io(e)),
+            Err(_) => Err(Error::TimedOut),
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! The HTTP/1.1 server: one connection served by an [`App`], every
+//! decision taken by ringstream's sans-IO core.
+//!
+//! [`serve_connection`] reads request heads into the caller's receive
+//! buffer and asks the core's [`HeadParser`](ringstream_core::h1::HeadParser)
+//! what they mean; the core's [`Exchange`](ringstream_core::h1::Exchange)
+//! decides `100 Continue`, the response framing, keep-alive and draining;
+//! request bodies go through the core's
+//! [`Decoder`](ringstream_core::h1::Decoder) and response bodies through
+//! its [`Encoder`](ringstream_core::h1::Encoder); bad requests are
+//! answered by its `write_error_response` with the status its
+//! [`Error::status`](ringstream_core::Error::status) gives. This module
+//! moves bytes and awaits; it parses nothing itself.
+//!
+//! - [`App`]: the application, an `async fn` in a trait on stable Rust.
+//! - [`Request`]: the request head, borrowed from the receive buffer.
+//! - [`Responder`]: reads the request body in pieces and writes the
+//!   response: known length or chunked, with `write!` formatting straight
+//!   into the transmit buffer, each formatter run once.
+//! - [`Buffers`]: the receive and transmit buffers of one connection.
+//! - [`HttpHandler`]: an [`App`] as a [`Handler`](crate::Handler), so the
+//!   `embassy-net` pool serves HTTP.
+//!
+//! Responses carry no `Date` field: a device without a reliable clock
+//! must not send one (RFC 9110 §6.6.1), and the application can add its
+//! own among a response's fields when it has one.
+//!
+//! # Memory
+//!
+//! Nothing is allocated. A connection uses its [`Buffers`] (1 KiB + 512
+//! bytes make a good start), [`FIELDS`] field slots and a few words of
+//! state in the `serve_connection` future. The receive buffer holds the
+//! request head for as long as the handler runs (the [`Request`] borrows
+//! it); the request body and any pipelined request stream through the rest
+//! of it, so a body of any size passes through a buffer of 1 KiB.
+
+mod body;
+mod conn;
+mod error;
+mod handler;
+mod request;
+mod response;
+
+pub use conn::{serve_connection, Buffers, FIELDS};
+pub use error::Error;
+pub use handler::HttpHandler;
+pub use request::Request;
+pub use response::{Responder, Sent};
+
+use embedded_io_async::{Read, Write};
+
+/// An HTTP application: answers one request at a time.
+///
+/// `handle` gets the request head and a [`Responder`], through which it
+/// reads the request body (if it wants it) and writes exactly one
+/// response; the [`Sent`] it returns can only come from a finished
+/// response. It is generic over the connection, so no trait object and no
+/// allocation is involved, and it is an `async fn` in a trait without a
+/// `Send` bound (embassy's executors need none).
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_embedded::embedded_io_async::{Read, Write};
+/// use ringstream_embedded::http::{App, Error, Request, Responder, Sent};
+///
+/// struct Hello;
+///
+/// impl App for Hello {
+///     async fn handle<IO: Read + Write>(
+///         &self,
+///         request: &Request<'_>,
+///         responder: &mut Responder<'_, IO>,
+///     ) -> Result<Sent, Error<IO::Error>> {
+///         match (request.method(), request.path()) {
+///             ("GET", "/") => {
+///                 let fields = [("content-type", &b"text/plain"[..])];
+///                 responder.send(200, &fields, b"hello").await
+///             }
+///             ("GET", "/count") => {
+///                 // Unknown length: sent chunked while it is printed.
+///                 responder.start(200, &[], None).await?;
+///                 for i in 0..100 {
+///                     write!(responder, "line {i}\n").await?;
+///                 }
+///                 responder.finish().await
+///             }
+///             _ => responder.send(404, &[], b"").await,
+///         }
+///     }
+/// }
+/// ```
+#[allow(async_fn_in_trait)] // No `Send` bound on purpose: see above.
+pub trait App {
+    /// Answers `request` through `responder`.
+    ///
+    /// # Errors
+    ///
+    /// The errors of the [`Responder`]'s methods, passed on with `?`. When
+    /// `handle` returns an error before the response head was written and
+    /// the error has a status ([`Error::status`]: a bad request body is
+    /// 400, one too large 413, a stalled one 408), the client is answered
+    /// with it; the connection is closed in any case.
+    ///
+    /// # Cancel safety
+    ///
+    /// The server drops this future only when the whole connection is
+    /// dropped.
+    async fn handle<IO: Read + Write>(
+        &self,
+        request: &Request<'_>,
+        responder: &mut Responder<'_, IO>,
+    ) -> Result<Sent, Error<IO::Error>>;
+}

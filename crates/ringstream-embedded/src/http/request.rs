@@ -1,0 +1,97 @@
+//! The request head, as the handler sees it.
+
+use ringstream_core::h1::{BodyFraming, Field, RequestHead, Version};
+
+/// A request head, borrowed from the connection's receive buffer: method,
+/// target, path and query, and field lookup by name over the fields the
+/// core's parser wrote into the connection's `[Field; FIELDS]`.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::{Field, HeadParser};
+/// use ringstream_core::Limits;
+/// use ringstream_embedded::http::Request;
+///
+/// let wire = b"GET /api/data?x=1 HTTP/1.1\r\nHost: device\r\nAccept: */*\r\n\r\n";
+/// let mut fields = [Field::EMPTY; 8];
+/// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+/// let request = Request::new(head, &fields);
+/// assert_eq!(request.method(), "GET");
+/// assert_eq!(request.path(), "/api/data");
+/// assert_eq!(request.query(), Some("x=1"));
+/// assert_eq!(request.field("accept"), Some(&b"*/*"[..]));
+/// # Ok::<(), ringstream_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'r> {
+    head: RequestHead<'r>,
+    fields: &'r [Field<'r>],
+}
+
+impl<'r> Request<'r> {
+    /// The view of `head`, whose fields are in `fields` (the storage given
+    /// to the parser).
+    pub fn new(head: RequestHead<'r>, fields: &'r [Field<'r>]) -> Request<'r> {
+        Request {
+            fields: head.fields(fields),
+            head,
+        }
+    }
+
+    /// The method, case-sensitive (`GET`, `POST`, ...).
+    pub fn method(&self) -> &'r str {
+        self.head.method
+    }
+
+    /// The request-target exactly as sent.
+    pub fn target(&self) -> &'r str {
+        self.head.target
+    }
+
+    /// The path: the target up to `?` (still percent-encoded).
+    pub fn path(&self) -> &'r str {
+        let target = self.head.target;
+        target.split_once('?').map_or(target, |(path, _)| path)
+    }
+
+    /// The query: the target after the first `?`, if there is one.
+    pub fn query(&self) -> Option<&'r str> {
+        self.head.target.split_once('?').map(|(_, query)| query)
+    }
+
+    /// HTTP/1.0 or HTTP/1.1.
+    pub fn version(&self) -> Version {
+        self.head.version
+    }
+
+    /// The value of the first field called `name` (compared
+    /// case-insensitively).
+    pub fn field(&self, name: &str) -> Option<&'r [u8]> {
+        self.fields
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(name))
+            .map(|f| f.value)
+    }
+
+    /// Every field, in the order they came.
+    pub fn fields(&self) -> &'r [Field<'r>] {
+        self.fields
+    }
+
+    /// How the request body is delimited, as the core decided it.
+    pub fn body_framing(&self) -> BodyFraming {
+        self.head.framing
+    }
+
+    /// The request body's length, when its framing says it
+    /// (`Content-Length`, or `Some(0)` for no body); `None` for chunked.
+    pub fn content_length(&self) -> Option<u64> {
+        self.head.framing.length()
+    }
+
+    /// The parsed head, as the core returned it.
+    pub fn head(&self) -> &RequestHead<'r> {
+        &self.head
+    }
+}

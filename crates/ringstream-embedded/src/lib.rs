@@ -15,6 +15,9 @@
 //!   while printed with `write!` (each formatter run once), `HEAD`,
 //!   keep-alive, pipelining and draining as the core's `Exchange` decides,
 //!   and a deadline on every phase ([`Config`]).
+//!   [`Asset`](http::Asset) serves a static asset from flash, its
+//!   entity-tag computed at compile time, with `304` and a precompressed
+//!   gzip variant.
 //! - [`Handler`]: what to do with one connection, given as a single
 //!   [`embedded_io_async`] `Read + Write` object, used whole (never split
 //!   into halves, so a TLS session can carry it).
@@ -30,8 +33,7 @@
 //!
 //! # What comes next
 //!
-//! Server-sent events, WebSocket (with the core's codec), static assets
-//! from flash with ETag/304 and a precompressed gzip variant, a `503` for
+//! Server-sent events, WebSocket (with the core's codec), a `503` for
 //! a client that finds every slot busy and an idle connection giving its
 //! slot up, graceful shutdown, response bytes formatted straight into the
 //! TCP socket's transmit buffer, the seed's live-data demo and the bench

@@ -19,6 +19,10 @@
 #[path = "support/http_app.rs"]
 mod http_app;
 
+// Static assets from flash: `http::Asset`, over the same sockets.
+#[path = "tokio_tcp/assets.rs"]
+mod assets;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::convert::Infallible;
@@ -30,7 +34,7 @@ use std::task::{Context, Poll};
 use embedded_io_adapters::tokio_1::FromTokio;
 use http_app::{fnv1a, line, payload_byte, Demo, FNV_START, LINES, LINE_LEN, PAYLOAD_LEN};
 use ringstream_core::{Error as CoreError, Limits};
-use ringstream_embedded::http::{serve_connection, Buffers, Error, HttpHandler};
+use ringstream_embedded::http::{serve_connection, App, Buffers, Error, HttpHandler};
 use ringstream_embedded::{Config, Handler};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -112,7 +116,7 @@ const CONFIG: Config = Config {
 
 /// Serves `app` on every connection `listener` accepts, each in a local
 /// task, then closes it the way the pool does.
-async fn serve(listener: TcpListener, app: Rc<Demo>) {
+async fn serve<A: App + 'static>(listener: TcpListener, app: Rc<A>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
@@ -154,9 +158,19 @@ where
     F: FnOnce(u16, Rc<Demo>) -> Fut,
     Fut: Future<Output = ()>,
 {
+    with_app(Demo::default(), test).await;
+}
+
+/// [`with_server`], serving `app`.
+async fn with_app<A, F, Fut>(app: A, test: F)
+where
+    A: App + 'static,
+    F: FnOnce(u16, Rc<A>) -> Fut,
+    Fut: Future<Output = ()>,
+{
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("local address").port();
-    let app = Rc::new(Demo::default());
+    let app = Rc::new(app);
     CALLS.with(|c| c.set(0));
     let local = tokio::task::LocalSet::new();
     local.spawn_local(serve(listener, Rc::clone(&app)));
@@ -692,17 +706,25 @@ fn serve_scripted_writes(
     input: &[u8],
     cuts: impl IntoIterator<Item = usize>,
 ) -> (Vec<u8>, Result<(), Error<Infallible>>, Vec<usize>) {
+    serve_scripted_app(&Demo::default(), input, cuts)
+}
+
+/// [`serve_scripted_writes`], serving `app`.
+fn serve_scripted_app(
+    app: &impl App,
+    input: &[u8],
+    cuts: impl IntoIterator<Item = usize>,
+) -> (Vec<u8>, Result<(), Error<Infallible>>, Vec<usize>) {
     let mut io = Scripted {
         input,
         cuts: cuts.into_iter().collect(),
         output: Vec::new(),
         writes: Vec::new(),
     };
-    let app = Demo::default();
     let mut buffers = Buffers::<1024, 512>::new();
     let served = {
         // The connection never waits: poll the server to its end.
-        let mut serve = std::pin::pin!(serve_connection(&mut io, &app, &mut buffers, &CONFIG));
+        let mut serve = std::pin::pin!(serve_connection(&mut io, app, &mut buffers, &CONFIG));
         let mut cx = Context::from_waker(std::task::Waker::noop());
         loop {
             if let Poll::Ready(served) = serve.as_mut().poll(&mut cx) {

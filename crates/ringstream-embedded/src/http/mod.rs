@@ -18,6 +18,8 @@
 //!   response: known length or chunked, with `write!` formatting straight
 //!   into the transmit buffer, each formatter run once.
 //! - [`Buffers`]: the receive and transmit buffers of one connection.
+//! - [`Asset`]: a static asset from flash, with its entity-tag computed
+//!   at compile time, `304` and a precompressed gzip variant.
 //! - [`HttpHandler`]: an [`App`] as a [`Handler`](crate::Handler), so the
 //!   `embassy-net` pool serves HTTP.
 //!
@@ -34,6 +36,7 @@
 //! it); the request body and any pipelined request stream through the rest
 //! of it, so a body of any size passes through a buffer of 1 KiB.
 
+mod asset;
 mod body;
 mod conn;
 mod error;
@@ -41,6 +44,7 @@ mod handler;
 mod request;
 mod response;
 
+pub use asset::{Asset, ETAG_LEN};
 pub use conn::{serve_connection, Buffers, FIELDS};
 pub use error::Error;
 pub use handler::HttpHandler;

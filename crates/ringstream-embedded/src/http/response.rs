@@ -229,6 +229,23 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
         fields: &[(&str, &[u8])],
         length: Option<u64>,
     ) -> Result<(), Error<IO::Error>> {
+        self.start_with(status, fields.iter().copied(), length)
+            .await
+    }
+
+    /// [`start`](Self::start) with the fields given by an iterator, so a
+    /// caller can join field lists without a buffer (a static asset's own
+    /// fields and the application's); it is walked again when the head is
+    /// written a second time into an emptied buffer.
+    pub(super) async fn start_with<'f, F>(
+        &mut self,
+        status: u16,
+        fields: F,
+        length: Option<u64>,
+    ) -> Result<(), Error<IO::Error>>
+    where
+        F: Iterator<Item = (&'f str, &'f [u8])> + Clone,
+    {
         if self.state != State::Head {
             return Err(Error::Misuse);
         }
@@ -249,14 +266,17 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
         // `OPTIONS *` that the application does not know: the server
         // answers for it (RFC 9110 §9.3.7), as the core says.
         let answered_here = self.exchange.answers_for_service(status);
-        let (status, fields, length) = if answered_here {
-            (200, &[][..], Some(0))
+        let (status, length) = if answered_here {
+            (200, Some(0))
         } else {
-            (status, fields, length)
+            (status, length)
         };
         let head = ResponseHead::new(status);
         let encoder = loop {
-            let fields = fields.iter().map(|&(n, v)| (n.as_bytes(), v));
+            let fields = fields
+                .clone()
+                .filter(|_| !answered_here)
+                .map(|(n, v)| (n.as_bytes(), v));
             let room = self.tx.get_mut(self.committed..).unwrap_or_default();
             let mut out = SliceBuf::new(room);
             match self.exchange.write_head(&mut out, &head, fields, length) {

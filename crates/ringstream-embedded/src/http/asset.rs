@@ -11,6 +11,8 @@
 //! them together, as the tokio server's static-file responder does for
 //! files on disk.
 
+use core::fmt;
+
 use embedded_io_async::{Read, Write};
 use ringstream_core::h1::negotiate::{self, ContentCoding};
 
@@ -114,7 +116,7 @@ const FNV_PRIME: u64 = 0x0100_0000_01b3;
 /// asset, its gzip variant included (Rust 1.85 to 1.95). A firmware with larger
 /// assets can `#![allow(long_running_const_eval)]`, or give the tags
 /// itself with [`with_etags`](Self::with_etags).
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Asset {
     path: &'static str,
     content_type: &'static str,
@@ -330,6 +332,20 @@ impl Asset {
     }
 }
 
+/// The path, type, lengths and tags; not the bytes, which may be many.
+impl fmt::Debug for Asset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Asset")
+            .field("path", &self.path)
+            .field("content_type", &self.content_type)
+            .field("len", &self.body.len())
+            .field("etag", &self.etag())
+            .field("gzip_len", &self.gzip.map(<[u8]>::len))
+            .field("gzip_etag", &self.gzip_etag())
+            .finish()
+    }
+}
+
 /// The strong entity-tag of `bytes`: their 64-bit FNV-1a hash in
 /// lowercase hexadecimal, between double quotes.
 const fn etag_of(bytes: &[u8]) -> [u8; ETAG_LEN] {
@@ -395,5 +411,23 @@ mod tests {
     fn etags_are_fnv1a_64_in_hex() {
         assert_eq!(&etag_of(b"a"), b"\"af63dc4c8601ec8c\"");
         assert_eq!(&etag_of(b"foobar"), b"\"85944171f73967e8\"");
+        // Past the eight-byte turns: 8 + 1 bytes.
+        assert_eq!(&etag_of(b"foobarbaz"), &etag_of_bytewise(b"foobarbaz"));
+        for len in 0..20 {
+            let bytes = &b"the quick brown fox jumps"[..len];
+            assert_eq!(etag_of(bytes), etag_of_bytewise(bytes), "{len}");
+        }
+    }
+
+    /// The same hash, one byte a turn.
+    fn etag_of_bytewise(bytes: &[u8]) -> [u8; ETAG_LEN] {
+        let hash = bytes.iter().fold(FNV_OFFSET, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
+        });
+        let mut digits = [0u8; 16];
+        for (d, digit) in digits.iter_mut().enumerate() {
+            *digit = b"0123456789abcdef"[((hash >> (60 - 4 * d)) & 0xf) as usize];
+        }
+        quoted(digits)
     }
 }

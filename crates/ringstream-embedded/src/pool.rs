@@ -11,8 +11,12 @@
 //! that completes a handshake while every worker is busy holds its
 //! connection, with whatever the client already sent in the socket's
 //! receive buffer, until a worker is free: the sockets are the accept
-//! queue. Only when every socket holds a connection is a new SYN refused,
-//! at once (the client's `connect` fails promptly instead of hanging).
+//! queue. When every other socket holds a connection, the last one
+//! accepts only to answer `503 Service Unavailable` with `Retry-After` and
+//! close ([`Config::refusal`]), so a client of a burst gets an HTTP answer
+//! instead of a reset; only a SYN that finds no socket listening at all is
+//! refused with a reset, at once (the client's `connect` fails promptly
+//! instead of hanging).
 //!
 //! # Design
 //!
@@ -48,6 +52,11 @@
 //!   closes; nothing is lost. It waits at most [`Config::timeout`] after
 //!   its client's last segment; [`Config::deadline`] bounds how long the
 //!   connections before it can keep the workers.
+//! - The socket kept for refusals costs its buffers (`RX + TX` bytes of
+//!   [`SocketBuffers`]) and smoltcp's state for one socket, and holds no
+//!   queued connection; the listener writes the `503` into its transmit
+//!   buffer without a task of its own. `Config { refusal: None, .. }`
+//!   gives the socket back to the queue and refuses with resets instead.
 //! - The listener scans all `SOCKETS` slots when woken, so its work per
 //!   wake grows with the number of sockets (a handful on a device).
 //!
@@ -103,9 +112,14 @@ use core::task::{Context, Poll, Waker};
 
 use embassy_net::tcp::{State, TcpSocket};
 use embassy_net::Stack;
-use embassy_time::{with_timeout, Duration};
+use embassy_time::{with_timeout, Duration, Instant, Timer};
+use ringstream_core::h1::write_unavailable_response;
+use ringstream_core::SliceBuf;
 
 use crate::Handler;
+
+/// The `Retry-After` of a refusal, in seconds.
+const RETRY_AFTER_SECS: u32 = 1;
 
 /// The receive and transmit buffers of one socket: `RX` and `TX` bytes.
 ///
@@ -180,6 +194,24 @@ pub struct Config {
     /// remaining bytes read and dropped until its FIN, then the socket is
     /// reset and reused. Default: 2 seconds.
     pub linger: Duration,
+    /// How a client that finds every worker busy and every queue place
+    /// taken is refused. `Some(time)` (the default, 1 second): one socket
+    /// is kept for refusals — a connection is queued only while another
+    /// socket stays free to listen, and the connection that socket
+    /// accepts when all the others hold one is answered `503 Service
+    /// Unavailable` with `Retry-After: 1` and `connection: close` (the
+    /// core's `write_unavailable_response`), then closed within `time`:
+    /// the FIN after the response, what the client still sends read and
+    /// dropped until its FIN, then the socket listens again. `None`:
+    /// every socket queues, and a client that finds them all taken is
+    /// refused with a TCP reset (smoltcp has no accept backlog).
+    ///
+    /// The cost of `Some`: one socket's buffers no longer hold a queued
+    /// connection, so a pool of `SOCKETS` sockets serves or queues at
+    /// most `SOCKETS - 1` connections at once; a refused client gets an
+    /// answer instead of a reset. A client that arrives while that socket
+    /// is still refusing the previous one is reset, as before.
+    pub refusal: Option<Duration>,
 }
 
 impl Config {
@@ -190,6 +222,7 @@ impl Config {
             timeout: Some(Duration::from_secs(10)),
             deadline: None,
             linger: Duration::from_secs(2),
+            refusal: Some(Duration::from_secs(1)),
         }
     }
 }
@@ -206,6 +239,11 @@ enum SlotState {
     Queued(u32),
     /// Lent to a worker.
     Serving,
+    /// Answered `503` and closing, until this deadline; the listener
+    /// reads what the client still sends.
+    Refusing(Instant),
+    /// Reset, until the reset has gone out or this deadline.
+    Resetting(Instant),
 }
 
 struct Slot<'d> {
@@ -331,23 +369,50 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
         let mut queued = 0;
         for slot in &self.slots {
             let state = slot.state.get();
-            if !matches!(state, SlotState::Free | SlotState::Listening) {
+            if matches!(state, SlotState::Queued(_) | SlotState::Serving) {
                 continue;
             }
             let Ok(mut socket) = slot.socket.try_borrow_mut() else {
                 continue;
             };
             match (state, socket.state()) {
+                (SlotState::Refusing(deadline), state) => {
+                    let done = matches!(state, State::Closed | State::TimeWait);
+                    if done || Instant::now() >= deadline {
+                        socket.abort();
+                        slot.state
+                            .set(SlotState::Resetting(Instant::now() + self.config.linger));
+                        cx.waker().wake_by_ref();
+                    } else {
+                        // What the client still sends is dropped; each of
+                        // these polls registers our waker with the socket.
+                        while let Poll::Ready(Ok(())) =
+                            pin!(socket.read_with(|rest| (rest.len(), ()))).poll(cx)
+                        {
+                        }
+                        let _ = pin!(socket.flush()).poll(cx);
+                        let _ = pin!(Timer::at(deadline)).poll(cx);
+                    }
+                }
+                (SlotState::Resetting(deadline), _) => {
+                    if pin!(socket.flush()).poll(cx).is_ready() || Instant::now() >= deadline {
+                        slot.state.set(SlotState::Free);
+                        cx.waker().wake_by_ref();
+                    } else {
+                        let _ = pin!(Timer::at(deadline)).poll(cx);
+                    }
+                }
                 (_, State::Closed) => {
                     // `accept` puts the socket in LISTEN on its first poll
                     // and registers our waker; the future itself is not
                     // kept, `wait_write_ready` re-registers on later passes.
-                    let accept = pin!(socket.accept(self.config.port));
-                    match accept.poll(cx) {
+                    let accepted = pin!(socket.accept(self.config.port)).poll(cx);
+                    match accepted {
                         Poll::Pending => slot.state.set(SlotState::Listening),
                         Poll::Ready(Ok(())) => {
-                            slot.state.set(SlotState::Queued(self.ticket()));
-                            queued += 1;
+                            if self.admit(slot, &mut socket, cx) {
+                                queued += 1;
+                            }
                         }
                         // Not closed after all, or port 0 (refused by
                         // `new`): leave it free and look again.
@@ -363,8 +428,9 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
                 (SlotState::Listening, _) => {
                     // A handshake completed (the connection may already be
                     // closing: its worker will read the end of it).
-                    slot.state.set(SlotState::Queued(self.ticket()));
-                    queued += 1;
+                    if self.admit(slot, &mut socket, cx) {
+                        queued += 1;
+                    }
                 }
                 (_, _) => {
                     // A free slot that is not closed: make it so.
@@ -378,6 +444,40 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
                 worker.wake();
             }
         }
+    }
+
+    /// Queues the connection `slot` has just accepted, or refuses it with
+    /// `503` when it holds the socket kept for refusals
+    /// ([`Config::refusal`]). Whether it was queued.
+    fn admit(&self, slot: &Slot<'d>, socket: &mut TcpSocket<'d>, cx: &mut Context<'_>) -> bool {
+        let Some(refusal) = self.config.refusal else {
+            slot.state.set(SlotState::Queued(self.ticket()));
+            return true;
+        };
+        let held = self
+            .slots
+            .iter()
+            .filter(|s| matches!(s.state.get(), SlotState::Queued(_) | SlotState::Serving))
+            .count();
+        if held + 1 < SOCKETS {
+            slot.state.set(SlotState::Queued(self.ticket()));
+            return true;
+        }
+        // The 503 is written into the socket's transmit buffer at once (a
+        // new connection's buffer is empty, and the response is about 140
+        // bytes); what does not fit is lost, and the client sees the
+        // close.
+        let mut response = [0u8; 192];
+        let mut out = SliceBuf::new(&mut response);
+        if write_unavailable_response(&mut out, RETRY_AFTER_SECS, b"").is_ok() {
+            let bytes = out.into_written();
+            let _ = pin!(socket.write(bytes)).poll(cx);
+        }
+        socket.close();
+        slot.state
+            .set(SlotState::Refusing(Instant::now() + refusal));
+        cx.waker().wake_by_ref();
+        false
     }
 
     /// Waits for the oldest queued connection and takes it.

@@ -9,8 +9,9 @@
 //! 2. a request/response round trip through the pool;
 //! 3. bursts of twice as many clients as workers, repeated (picoserve
 //!    #9: a server that "stops accepting connections and never
-//!    recovers"): every client is served, queued then served, or refused
-//!    at once, none hangs, and the pool serves normally afterwards;
+//!    recovers"): every client is served, queued then served, or answered
+//!    `503` at once by the socket kept for refusals; none is reset, none
+//!    hangs, and the pool serves normally afterwards;
 //! 4. a burst of silent clients, which the pool's deadline cuts, after
 //!    which it serves again;
 //! 5. a lossy link (dropped and reordered frames): a 40 KiB payload still
@@ -28,7 +29,6 @@ mod support;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use embassy_executor::{Executor, Spawner};
-use embassy_net::tcp::ConnectError;
 use embassy_net::{Runner, Stack, StackResources};
 use embassy_time::{with_timeout, Duration, Instant, Timer};
 use ringstream_embedded::pool::{Config, Pool, SocketBuffers};
@@ -45,8 +45,9 @@ use support::{connect, exchange, join_all, request, Client, Failure};
 const PORT: u16 = 8080;
 /// Worker tasks.
 const WORKERS: usize = 2;
-/// Listening sockets: one more than the workers, so one connection queues.
-const SOCKETS: usize = 3;
+/// Listening sockets: two more than the workers, so one connection queues
+/// and one socket is kept for refusals (`503`).
+const SOCKETS: usize = 4;
 /// Clients in a burst: twice the workers.
 const BURST: usize = 2 * WORKERS;
 /// Socket buffers of the pool, in bytes: the demo's 1 KiB + 1 KiB.
@@ -249,14 +250,25 @@ async fn round_trip(stack: Stack<'static>) {
 #[derive(Debug)]
 enum Outcome {
     Served,
-    Refused(Duration),
+    /// Answered `503`, this long after it started to connect.
+    Unavailable(Duration),
+}
+
+/// Whether `response` is the pool's refusal: the core's `503` with
+/// `Retry-After: 1`, closing the connection.
+fn is_unavailable(response: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(response);
+    text.starts_with("HTTP/1.1 503 ")
+        && text.contains("\r\nretry-after: 1\r\n")
+        && text.contains("\r\nconnection: close\r\n")
 }
 
 /// `BURST` clients connect at once and only send their requests once every
 /// connect has an answer, so the workers are busy while the others
-/// arrive: `SOCKETS` connections are accepted (`WORKERS` served at once,
-/// the rest queued, then served), and the rest are refused with a reset,
-/// at once. Then the pool serves a request as usual.
+/// arrive: `SOCKETS - 1` connections are accepted (`WORKERS` served at
+/// once, the rest queued, then served), and the one the socket kept for
+/// refusals accepts is answered `503` at once. No client is reset and none
+/// hangs. Then the pool serves a request as usual.
 async fn burst(stack: Stack<'static>, round: usize) {
     // Every socket listens again after the previous round's closes.
     Timer::after(Duration::from_millis(200)).await;
@@ -279,11 +291,16 @@ async fn burst(stack: Stack<'static>, round: usize) {
                 let response = exchange(&mut socket, HELLO)
                     .await
                     .map_err(|f| (f, started.elapsed()))?;
+                if is_unavailable(&response) {
+                    return Ok(Outcome::Unavailable(started.elapsed()));
+                }
                 assert_eq!(
-                    response, HELLO_RESPONSE,
-                    "round {round}: a served client's response"
+                    response,
+                    HELLO_RESPONSE,
+                    "round {round}: a served client's response: {}",
+                    String::from_utf8_lossy(&response)
                 );
-                Ok(())
+                Ok(Outcome::Served)
             }) as std::pin::Pin<Box<dyn std::future::Future<Output = _>>>
         })
         .collect();
@@ -292,10 +309,7 @@ async fn burst(stack: Stack<'static>, round: usize) {
         .unwrap_or_else(|_| panic!("round {round}: a client hung"))
         .into_iter()
         .map(|r| match r {
-            Ok(()) => Outcome::Served,
-            Err((Failure::Connect(ConnectError::ConnectionReset), after)) => {
-                Outcome::Refused(after)
-            }
+            Ok(outcome) => outcome,
             Err((failure, after)) => {
                 panic!("round {round}: a client failed with {failure:?} after {after}")
             }
@@ -305,23 +319,23 @@ async fn burst(stack: Stack<'static>, round: usize) {
         .iter()
         .filter(|o| matches!(o, Outcome::Served))
         .count();
-    assert_eq!(served, SOCKETS, "round {round}: {outcomes:?}");
-    for outcome in &outcomes {
-        if let Outcome::Refused(after) = outcome {
-            assert!(
-                *after < Duration::from_millis(50),
-                "round {round}: a refusal took {after}"
-            );
-        }
-    }
-    let refused_ms: Vec<u64> = outcomes
+    assert_eq!(served, SOCKETS - 1, "round {round}: {outcomes:?}");
+    let unavailable_ms: Vec<u64> = outcomes
         .iter()
         .filter_map(|o| match o {
-            Outcome::Refused(after) => Some(after.as_millis()),
+            Outcome::Unavailable(after) => Some(after.as_millis()),
             Outcome::Served => None,
         })
         .collect();
-    println!("burst round {round}: {served} served, refused after {refused_ms:?} ms");
+    assert_eq!(
+        unavailable_ms.len(),
+        BURST - (SOCKETS - 1),
+        "round {round}: {outcomes:?}"
+    );
+    for ms in &unavailable_ms {
+        assert!(*ms < 100, "round {round}: a 503 took {ms} ms");
+    }
+    println!("burst round {round}: {served} served, 503 after {unavailable_ms:?} ms");
 
     let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
         .await
@@ -333,7 +347,7 @@ async fn burst(stack: Stack<'static>, round: usize) {
 /// `BURST` clients connect and send nothing. The two served at once are
 /// reset at the pool's deadline; the queued one at the socket timeout
 /// (its client silent all along), before a worker takes it; the last is
-/// refused. Then the pool serves again.
+/// answered `503` at once. Then the pool serves again.
 async fn silent_burst(stack: Stack<'static>) {
     Timer::after(Duration::from_millis(200)).await;
     let started = Instant::now();
@@ -344,13 +358,16 @@ async fn silent_burst(stack: Stack<'static>) {
                 let mut socket = client.socket(stack);
                 connect(&mut socket, PORT).await?;
                 // Wait, without sending, for the server to end it.
-                let mut buf = [0u8; 64];
-                match socket.read(&mut buf).await {
-                    Ok(0) | Err(_) => Ok(started.elapsed()),
-                    Ok(n) => panic!("a silent client got {n} bytes"),
+                let mut got = Vec::new();
+                let mut buf = [0u8; 256];
+                while let Ok(n @ 1..) = socket.read(&mut buf).await {
+                    got.extend_from_slice(&buf[..n]);
                 }
+                Ok((started.elapsed(), got))
             })
-                as std::pin::Pin<Box<dyn std::future::Future<Output = Result<Duration, Failure>>>>
+                as std::pin::Pin<
+                    Box<dyn std::future::Future<Output = Result<(Duration, Vec<u8>), Failure>>>,
+                >
         })
         .collect();
     let outcomes = with_timeout(PATIENCE, join_all(clients))
@@ -359,25 +376,31 @@ async fn silent_burst(stack: Stack<'static>) {
     let near = |after: Duration, mark: Duration| {
         after >= mark && after < mark + Duration::from_millis(100)
     };
-    let at_deadline = outcomes
+    let cut_at = |mark: Duration| {
+        outcomes
+            .iter()
+            .filter(|o| matches!(o, Ok((t, got)) if got.is_empty() && near(*t, mark)))
+            .count()
+    };
+    let at_deadline = cut_at(DEADLINE);
+    let at_timeout = cut_at(TIMEOUT);
+    let unavailable = outcomes
         .iter()
-        .filter(|o| matches!(o, Ok(t) if near(*t, DEADLINE)))
-        .count();
-    let at_timeout = outcomes
-        .iter()
-        .filter(|o| matches!(o, Ok(t) if near(*t, TIMEOUT)))
-        .count();
-    let refused = outcomes
-        .iter()
-        .filter(|o| matches!(o, Err(Failure::Connect(ConnectError::ConnectionReset))))
+        .filter(
+            |o| matches!(o, Ok((t, got)) if is_unavailable(got) && *t < Duration::from_millis(100)),
+        )
         .count();
     assert_eq!(
-        (at_deadline, at_timeout, refused),
-        (WORKERS, SOCKETS - WORKERS, BURST - SOCKETS),
+        (at_deadline, at_timeout, unavailable),
+        (WORKERS, SOCKETS - 1 - WORKERS, BURST - (SOCKETS - 1)),
         "{outcomes:?}"
     );
-    let cut_ms: Vec<u64> = outcomes.iter().flatten().map(|t| t.as_millis()).collect();
-    println!("silent burst: cut after {cut_ms:?} ms, {refused} refused");
+    let cut_ms: Vec<u64> = outcomes
+        .iter()
+        .flatten()
+        .map(|(t, _)| t.as_millis())
+        .collect();
+    println!("silent burst: ended after {cut_ms:?} ms, {unavailable} answered 503");
 
     let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
         .await

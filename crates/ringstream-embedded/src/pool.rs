@@ -27,6 +27,14 @@
 //! - **Workers** ([`Pool::run_worker`]) each take the oldest queued
 //!   connection, lend its socket whole to the [`Handler`], close the
 //!   connection and give the socket back to the listener.
+//!   [`Pool::run_http_worker`] serves the HTTP server
+//!   ([`HttpHandler`]) with a [`Release`] per slot: a kept-alive
+//!   connection waiting idle for its next request closes quietly as soon
+//!   as a connection is queued and no worker is free (the one idle
+//!   longest first, as the tokio server evicts), so a client holding a
+//!   connection open cannot keep others out. A connection accepted on the
+//!   socket kept for refusals is queued instead of refused when an idle
+//!   connection can give way to it.
 //!
 //! Run the listener and each worker as an embassy task of its own (or
 //! join them into one). Everything is shared through `&Pool`, with cells
@@ -116,6 +124,7 @@ use embassy_time::{with_timeout, Duration, Instant, Timer};
 use ringstream_core::h1::write_unavailable_response;
 use ringstream_core::SliceBuf;
 
+use crate::http::{serve_connection_with, App, Buffers, Error, HttpHandler, Release};
 use crate::Handler;
 
 /// The `Retry-After` of a refusal, in seconds.
@@ -249,6 +258,9 @@ enum SlotState {
 struct Slot<'d> {
     socket: RefCell<TcpSocket<'d>>,
     state: Cell<SlotState>,
+    /// The served connection's idle wait, and the pool's request that it
+    /// give the slot up.
+    release: Release,
 }
 
 /// `SOCKETS` TCP sockets listening on one port, served by any number of
@@ -265,6 +277,8 @@ pub struct Pool<'d, const SOCKETS: usize> {
     /// Wakers of idle workers, woken one per newly queued connection.
     idle: [Cell<Option<Waker>>; SOCKETS],
     next_ticket: Cell<u32>,
+    /// Workers waiting for a queued connection.
+    waiting: Cell<usize>,
 }
 
 impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
@@ -288,6 +302,7 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
             Slot {
                 socket: RefCell::new(socket),
                 state: Cell::new(SlotState::Free),
+                release: Release::new(),
             }
         });
         Pool {
@@ -296,6 +311,7 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
             listener: Cell::new(None),
             idle: [const { Cell::new(None) }; SOCKETS],
             next_ticket: Cell::new(0),
+            waiting: Cell::new(0),
         }
     }
 
@@ -330,36 +346,73 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     /// closes the one it served (gracefully, within [`Config::linger`])
     /// and hands the socket back to the listener.
     ///
+    /// The pool cannot see when a connection served by a `Handler` is idle:
+    /// for the HTTP server, [`run_http_worker`](Self::run_http_worker)
+    /// lets an idle kept-alive connection give its slot up to a queued one.
+    ///
     /// # Cancel safety
     ///
     /// Dropping a worker while it serves leaves its slot taken: the socket
     /// is not reused.
+    pub async fn run_worker<H: Handler>(&self, handler: &H) -> ! {
+        self.run(&Plain(handler)).await
+    }
+
+    /// Serves queued connections with the HTTP server `http`, one at a
+    /// time, for ever: as [`run_worker`](Self::run_worker) with `http` as
+    /// the handler, and besides, a connection that waits idle, kept alive,
+    /// for its next request closes quietly as soon as a connection is
+    /// queued and no worker is free (the one idle longest first), so a
+    /// client holding a connection open cannot keep another out.
+    ///
+    /// The connection's [`Buffers`] are in this future, as with
+    /// [`HttpHandler`] as a [`Handler`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`run_worker`](Self::run_worker).
+    pub async fn run_http_worker<A: App, const RX: usize, const TX: usize>(
+        &self,
+        http: &HttpHandler<A, RX, TX>,
+    ) -> ! {
+        self.run(http).await
+    }
+
     // The socket's `RefMut` is held across the handler's awaits on
     // purpose: while a slot is `Serving`, its worker is the only code that
     // borrows its socket (the listener skips such slots and uses
     // `try_borrow_mut` anyway), so the borrow cannot collide.
     #[allow(clippy::await_holding_refcell_ref)]
-    pub async fn run_worker<H: Handler>(&self, handler: &H) -> ! {
+    async fn run<S: Serve>(&self, serve: &S) -> ! {
         loop {
+            self.waiting.set(self.waiting.get() + 1);
             let slot = self.next_connection().await;
+            self.waiting.set(self.waiting.get() - 1);
+            slot.release.reset();
+            // The listener watches the slot's release from its next pass.
+            self.wake_listener();
             // Only this worker touches a slot in `Serving`; the listener
-            // borrows only `Free` and `Listening` slots, briefly.
+            // borrows only the other slots, briefly.
             if let Ok(mut socket) = slot.socket.try_borrow_mut() {
                 let served = match self.config.deadline {
                     Some(deadline) => {
-                        matches!(
-                            with_timeout(deadline, handler.serve(&mut *socket)).await,
-                            Ok(Ok(()))
-                        )
+                        with_timeout(deadline, serve.serve(&mut socket, &slot.release))
+                            .await
+                            .unwrap_or(false)
                     }
-                    None => handler.serve(&mut *socket).await.is_ok(),
+                    None => serve.serve(&mut socket, &slot.release).await,
                 };
                 close(&mut socket, served, self.config.linger).await;
             }
+            slot.release.reset();
             slot.state.set(SlotState::Free);
-            if let Some(listener) = self.listener.take() {
-                listener.wake();
-            }
+            self.wake_listener();
+        }
+    }
+
+    fn wake_listener(&self) {
+        if let Some(listener) = self.listener.take() {
+            listener.wake();
         }
     }
 
@@ -369,7 +422,12 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
         let mut queued = 0;
         for slot in &self.slots {
             let state = slot.state.get();
-            if matches!(state, SlotState::Queued(_) | SlotState::Serving) {
+            if state == SlotState::Serving {
+                // Woken when its connection starts to wait idle.
+                slot.release.watch(cx.waker());
+                continue;
+            }
+            if matches!(state, SlotState::Queued(_)) {
                 continue;
             }
             let Ok(mut socket) = slot.socket.try_borrow_mut() else {
@@ -444,6 +502,41 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
                 worker.wake();
             }
         }
+        self.release_idle();
+    }
+
+    /// Asks idle connections to give their slots up, the one idle longest
+    /// first, until every queued connection has a worker waiting for it or
+    /// a connection giving its slot up.
+    fn release_idle(&self) {
+        let mut queued = 0;
+        let mut releasing = 0;
+        for slot in &self.slots {
+            match slot.state.get() {
+                SlotState::Queued(_) => queued += 1,
+                SlotState::Serving if slot.release.is_requested() => releasing += 1,
+                _ => {}
+            }
+        }
+        let mut needed = queued - queued.min(self.waiting.get() + releasing);
+        while needed > 0 {
+            let Some(slot) = self.longest_idle() else {
+                return;
+            };
+            slot.release.request();
+            needed -= 1;
+        }
+    }
+
+    /// The served slot whose connection has waited idle longest, not yet
+    /// asked to give its slot up.
+    fn longest_idle(&self) -> Option<&Slot<'d>> {
+        self.slots
+            .iter()
+            .filter(|s| s.state.get() == SlotState::Serving && !s.release.is_requested())
+            .filter_map(|s| s.release.idle_since().map(|since| (s, since)))
+            .min_by_key(|(_, since)| *since)
+            .map(|(s, _)| s)
     }
 
     /// Queues the connection `slot` has just accepted, or refuses it with
@@ -459,8 +552,11 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
             .iter()
             .filter(|s| matches!(s.state.get(), SlotState::Queued(_) | SlotState::Serving))
             .count();
-        if held + 1 < SOCKETS {
+        // One socket stays free to listen, unless an idle connection can
+        // give its slot up to this one.
+        if held + 1 < SOCKETS || self.longest_idle().is_some() {
             slot.state.set(SlotState::Queued(self.ticket()));
+            self.release_idle();
             return true;
         }
         // The 503 is written into the socket's transmit buffer at once (a
@@ -538,6 +634,30 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
         let ticket = self.next_ticket.get();
         self.next_ticket.set(ticket.wrapping_add(1));
         ticket
+    }
+}
+
+/// How a worker serves one connection: a [`Handler`], or the HTTP server
+/// with a [`Release`]. Whether the connection ended gracefully.
+trait Serve {
+    async fn serve(&self, socket: &mut TcpSocket<'_>, release: &Release) -> bool;
+}
+
+/// A [`Handler`], which sees no [`Release`].
+struct Plain<'h, H>(&'h H);
+
+impl<H: Handler> Serve for Plain<'_, H> {
+    async fn serve(&self, socket: &mut TcpSocket<'_>, _release: &Release) -> bool {
+        self.0.serve(socket).await.is_ok()
+    }
+}
+
+impl<A: App, const RX: usize, const TX: usize> Serve for HttpHandler<A, RX, TX> {
+    async fn serve(&self, socket: &mut TcpSocket<'_>, release: &Release) -> bool {
+        let mut buffers = Buffers::<RX, TX>::new();
+        let served =
+            serve_connection_with(socket, self.app(), &mut buffers, self.config(), release).await;
+        !matches!(served, Err(Error::Io(_)))
     }
 }
 

@@ -22,7 +22,8 @@
 //!    deadline; an idle kept-alive connection is closed at the idle
 //!    deadline; a body that stalls is answered 408, and a client that
 //!    stops reading is cut off, at the I/O deadline, while the other
-//!    worker keeps serving.
+//!    worker keeps serving; two idle kept-alive connections give their
+//!    slots up, with a clean close, to two clients queued behind them.
 
 mod support;
 
@@ -65,10 +66,14 @@ const PATIENCE: Duration = Duration::from_secs(60);
 
 type TestPool = Pool<'static, SOCKETS>;
 
+/// A client's future, boxed to run beside others of its kind.
+type Task<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
+
 /// The HTTP server's port.
 const HTTP_PORT: u16 = 80;
-/// The HTTP pool's sockets and workers.
-const HTTP_SOCKETS: usize = 3;
+/// The HTTP pool's sockets and workers: two queue places beyond the
+/// workers, one of them kept for refusals.
+const HTTP_SOCKETS: usize = 4;
 const HTTP_WORKERS: usize = 2;
 /// The HTTP server's head and idle deadlines, in simulated time.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(2);
@@ -116,7 +121,7 @@ async fn worker(pool: &'static TestPool) -> ! {
 
 #[embassy_executor::task(pool_size = HTTP_WORKERS)]
 async fn http_worker(pool: &'static HttpPool, http: &'static Http) -> ! {
-    pool.run_worker(http).await
+    pool.run_http_worker(http).await
 }
 
 #[embassy_executor::task]
@@ -142,6 +147,7 @@ async fn scenarios(
     http_keep_alive(stack, http.1).await;
     http_deadlines(stack).await;
     http_stalls(stack).await;
+    http_idle_gives_way(stack).await;
     done.store(true, Ordering::SeqCst);
 }
 
@@ -671,5 +677,71 @@ async fn http_stalls(stack: Stack<'static>) {
         "http stalls: 408 after {} ms of a stalled body; beside a stalled reader, served in {} ms; the stalled reader got {got} bytes",
         stalled.as_millis(),
         beside.as_millis()
+    );
+}
+
+/// Two clients hold kept-alive connections idle on both workers; two more
+/// arrive together and are queued. The idle connections give their slots
+/// up at once (a clean close, long before the idle deadline), and the two
+/// new clients are served promptly.
+async fn http_idle_gives_way(stack: Stack<'static>) {
+    Timer::after(Config::new(HTTP_PORT).linger).await;
+    let hello = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\r\nhello";
+    let mut idle_clients = [Client::new(), Client::new()];
+    let mut idle = Vec::new();
+    for client in &mut idle_clients {
+        let mut socket = client.socket(stack);
+        connect(&mut socket, HTTP_PORT).await.expect("connect");
+        socket
+            .write_all(b"GET /hello HTTP/1.1\r\nHost: device\r\n\r\n")
+            .await
+            .expect("send");
+        assert_eq!(read_n(&mut socket, hello.len()).await, hello);
+        idle.push(socket);
+    }
+    // Both connections wait idle, well inside the idle deadline.
+    Timer::after(Duration::from_millis(100)).await;
+    let asked = Instant::now();
+    let mut waits: Vec<Task<'_, (Vec<u8>, bool)>> = Vec::new();
+    for mut socket in idle {
+        waits.push(Box::pin(async move {
+            let mut buf = [0u8; 64];
+            let end = socket.read(&mut buf).await;
+            socket.close();
+            let _ = socket.flush().await;
+            (Vec::new(), matches!(end, Ok(0)))
+        }));
+    }
+    for _ in 0..2 {
+        waits.push(Box::pin(async move {
+            let response = request(
+                stack,
+                HTTP_PORT,
+                b"GET /hello HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n",
+            )
+            .await
+            .expect("a queued client");
+            (response, true)
+        }));
+    }
+    let ends = with_timeout(PATIENCE, join_all(waits))
+        .await
+        .expect("the idle connections gave way");
+    let took = asked.elapsed();
+    assert!(ends[0].1 && ends[1].1, "an idle client was reset");
+    for (response, _) in &ends[2..] {
+        assert!(
+            response.ends_with(b"\r\n\r\nhello"),
+            "{}",
+            String::from_utf8_lossy(response)
+        );
+    }
+    assert!(
+        took < Duration::from_millis(200),
+        "the queued clients were served after {took}"
+    );
+    println!(
+        "http idle gives way: 2 idle kept-alive connections closed cleanly, 2 queued clients served in {} ms",
+        took.as_millis()
     );
 }

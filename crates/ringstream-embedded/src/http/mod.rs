@@ -41,7 +41,7 @@ mod handler;
 mod request;
 mod response;
 
-pub use conn::{serve_connection, Buffers, FIELDS};
+pub use conn::{serve_connection, serve_connection_with, Buffers, Release, FIELDS};
 pub use error::Error;
 pub use handler::HttpHandler;
 pub use request::Request;

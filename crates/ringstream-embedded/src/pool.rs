@@ -95,11 +95,11 @@
 //!
 //! type EchoPool = Pool<'static, 3>;
 //!
-//! async fn listener(pool: &'static EchoPool) -> ! {
+//! async fn listener(pool: &'static EchoPool) {
 //!     pool.run_listener().await
 //! }
 //!
-//! async fn worker(pool: &'static EchoPool) -> ! {
+//! async fn worker(pool: &'static EchoPool) {
 //!     pool.run_worker(&Echo).await
 //! }
 //!
@@ -113,9 +113,8 @@
 //! ```
 
 use core::cell::{Cell, RefCell};
-use core::convert::Infallible;
 use core::future::{poll_fn, Future};
-use core::pin::pin;
+use core::pin::{pin, Pin};
 use core::task::{Context, Poll, Waker};
 
 use embassy_net::tcp::{State, TcpSocket};
@@ -221,6 +220,10 @@ pub struct Config {
     /// answer instead of a reset. A client that arrives while that socket
     /// is still refusing the previous one is reset, as before.
     pub refusal: Option<Duration>,
+    /// How long requests in flight may go on after
+    /// [`Pool::shut_down`]: a connection still served at this deadline is
+    /// dropped and reset. Default: 5 seconds.
+    pub grace: Duration,
 }
 
 impl Config {
@@ -232,6 +235,7 @@ impl Config {
             deadline: None,
             linger: Duration::from_secs(2),
             refusal: Some(Duration::from_secs(1)),
+            grace: Duration::from_secs(5),
         }
     }
 }
@@ -253,6 +257,8 @@ enum SlotState {
     Refusing(Instant),
     /// Reset, until the reset has gone out or this deadline.
     Resetting(Instant),
+    /// Closed for good: the pool is shutting down.
+    Stopped,
 }
 
 struct Slot<'d> {
@@ -261,6 +267,9 @@ struct Slot<'d> {
     /// The served connection's idle wait, and the pool's request that it
     /// give the slot up.
     release: Release,
+    /// The waker of the worker serving the slot, woken when the pool
+    /// begins to shut down.
+    worker: Cell<Option<Waker>>,
 }
 
 /// `SOCKETS` TCP sockets listening on one port, served by any number of
@@ -279,6 +288,8 @@ pub struct Pool<'d, const SOCKETS: usize> {
     next_ticket: Cell<u32>,
     /// Workers waiting for a queued connection.
     waiting: Cell<usize>,
+    /// Since [`shut_down`](Self::shut_down): the end of the grace period.
+    stopping: Cell<Option<Instant>>,
 }
 
 impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
@@ -303,6 +314,7 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
                 socket: RefCell::new(socket),
                 state: Cell::new(SlotState::Free),
                 release: Release::new(),
+                worker: Cell::new(None),
             }
         });
         Pool {
@@ -312,6 +324,7 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
             idle: [const { Cell::new(None) }; SOCKETS],
             next_ticket: Cell::new(0),
             waiting: Cell::new(0),
+            stopping: Cell::new(None),
         }
     }
 
@@ -321,24 +334,58 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     }
 
     /// Keeps every free socket listening and queues the connections they
-    /// accept, for ever.
+    /// accept, until the pool shuts down.
     ///
-    /// Run exactly one listener per pool.
+    /// Run exactly one listener per pool. After
+    /// [`shut_down`](Self::shut_down) it stops listening at once, answers
+    /// the connections still queued `503` (when [`Config::refusal`] is
+    /// `Some`; else it resets them), finishes the refusals under way, and
+    /// returns.
     ///
     /// # Cancel safety
     ///
     /// Dropping it stops the pool from listening: the sockets already
     /// listening still complete handshakes, but nothing queues them.
-    pub async fn run_listener(&self) -> ! {
-        let never: Infallible = poll_fn(|cx| {
-            self.poll_listen(cx);
-            Poll::Pending
-        })
-        .await;
-        match never {}
+    pub async fn run_listener(&self) {
+        poll_fn(|cx| self.poll_listen(cx)).await;
     }
 
-    /// Serves queued connections with `handler`, one at a time, for ever.
+    /// Begins a graceful shutdown: the listener stops accepting and
+    /// returns once the refusals under way are done; a connection waiting
+    /// idle for a request (kept alive, or new with nothing received) is
+    /// closed at once when served by
+    /// [`run_http_worker`](Self::run_http_worker), and one with a request in flight after its response; a connection
+    /// still served [`Config::grace`] from now is dropped and reset (a
+    /// [`Handler`] of [`run_worker`](Self::run_worker), which sees no
+    /// release, is served until it ends or until then). Each worker
+    /// returns when its connection is closed. Calling it again does
+    /// nothing.
+    pub fn shut_down(&self) {
+        if self.stopping.get().is_some() {
+            return;
+        }
+        self.stopping.set(Some(Instant::now() + self.config.grace));
+        for slot in &self.slots {
+            slot.release.request();
+            if let Some(worker) = slot.worker.take() {
+                worker.wake();
+            }
+        }
+        for cell in &self.idle {
+            if let Some(worker) = cell.take() {
+                worker.wake();
+            }
+        }
+        self.wake_listener();
+    }
+
+    /// Whether [`shut_down`](Self::shut_down) was called.
+    pub fn is_shutting_down(&self) -> bool {
+        self.stopping.get().is_some()
+    }
+
+    /// Serves queued connections with `handler`, one at a time, until the
+    /// pool shuts down.
     ///
     /// Run up to `SOCKETS` workers per pool (more would never all have a
     /// socket, and their wakers would not all fit: they would wake each
@@ -354,16 +401,18 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     ///
     /// Dropping a worker while it serves leaves its slot taken: the socket
     /// is not reused.
-    pub async fn run_worker<H: Handler>(&self, handler: &H) -> ! {
+    pub async fn run_worker<H: Handler>(&self, handler: &H) {
         self.run(&Plain(handler)).await
     }
 
     /// Serves queued connections with the HTTP server `http`, one at a
-    /// time, for ever: as [`run_worker`](Self::run_worker) with `http` as
-    /// the handler, and besides, a connection that waits idle, kept alive,
-    /// for its next request closes quietly as soon as a connection is
-    /// queued and no worker is free (the one idle longest first), so a
-    /// client holding a connection open cannot keep another out.
+    /// time, until the pool shuts down: as [`run_worker`](Self::run_worker)
+    /// with `http` as the handler, and besides, a connection that waits
+    /// idle, kept alive, for its next request closes quietly as soon as a
+    /// connection is queued and no worker is free (the one idle longest
+    /// first), so a client holding a connection open cannot keep another
+    /// out; and at [`shut_down`](Self::shut_down), an idle connection
+    /// closes at once and one with a request in flight after its response.
     ///
     /// The connection's [`Buffers`] are in this future, as with
     /// [`HttpHandler`] as a [`Handler`].
@@ -374,7 +423,7 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     pub async fn run_http_worker<A: App, const RX: usize, const TX: usize>(
         &self,
         http: &HttpHandler<A, RX, TX>,
-    ) -> ! {
+    ) {
         self.run(http).await
     }
 
@@ -383,31 +432,70 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     // borrows its socket (the listener skips such slots and uses
     // `try_borrow_mut` anyway), so the borrow cannot collide.
     #[allow(clippy::await_holding_refcell_ref)]
-    async fn run<S: Serve>(&self, serve: &S) -> ! {
+    async fn run<S: Serve>(&self, serve: &S) {
         loop {
             self.waiting.set(self.waiting.get() + 1);
             let slot = self.next_connection().await;
             self.waiting.set(self.waiting.get() - 1);
+            let Some(slot) = slot else {
+                return;
+            };
             slot.release.reset();
             // The listener watches the slot's release from its next pass.
             self.wake_listener();
             // Only this worker touches a slot in `Serving`; the listener
             // borrows only the other slots, briefly.
             if let Ok(mut socket) = slot.socket.try_borrow_mut() {
-                let served = match self.config.deadline {
-                    Some(deadline) => {
-                        with_timeout(deadline, serve.serve(&mut socket, &slot.release))
-                            .await
-                            .unwrap_or(false)
-                    }
-                    None => serve.serve(&mut socket, &slot.release).await,
-                };
+                let served = self.serve_until_grace(slot, serve, &mut socket).await;
                 close(&mut socket, served, self.config.linger).await;
             }
             slot.release.reset();
+            slot.worker.set(None);
+            if self.stopping.get().is_some() {
+                slot.state.set(SlotState::Stopped);
+                self.wake_listener();
+                return;
+            }
             slot.state.set(SlotState::Free);
             self.wake_listener();
         }
+    }
+
+    /// Serves one connection, within [`Config::deadline`] and, once the
+    /// pool shuts down, within the grace period. Whether it ended
+    /// gracefully.
+    async fn serve_until_grace<S: Serve>(
+        &self,
+        slot: &Slot<'d>,
+        serve: &S,
+        socket: &mut TcpSocket<'d>,
+    ) -> bool {
+        let serving = async {
+            match self.config.deadline {
+                Some(deadline) => with_timeout(deadline, serve.serve(socket, &slot.release))
+                    .await
+                    .unwrap_or(false),
+                None => serve.serve(socket, &slot.release).await,
+            }
+        };
+        let mut serving = pin!(serving);
+        let mut grace: Option<Timer> = None;
+        poll_fn(|cx| {
+            if let Poll::Ready(served) = serving.as_mut().poll(cx) {
+                return Poll::Ready(served);
+            }
+            match self.stopping.get() {
+                None => {
+                    register(&slot.worker, cx.waker());
+                    Poll::Pending
+                }
+                Some(end) => {
+                    let timer = grace.get_or_insert_with(|| Timer::at(end));
+                    Pin::new(timer).poll(cx).map(|()| false)
+                }
+            }
+        })
+        .await
     }
 
     fn wake_listener(&self) {
@@ -416,9 +504,13 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
         }
     }
 
-    /// One pass of the listener over the slots.
-    fn poll_listen(&self, cx: &mut Context<'_>) {
+    /// One pass of the listener over the slots; ready when the pool has
+    /// shut down and no socket is left to the listener.
+    fn poll_listen(&self, cx: &mut Context<'_>) -> Poll<()> {
         register(&self.listener, cx.waker());
+        if self.stopping.get().is_some() {
+            return self.poll_stop(cx);
+        }
         let mut queued = 0;
         for slot in &self.slots {
             let state = slot.state.get();
@@ -427,38 +519,15 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
                 slot.release.watch(cx.waker());
                 continue;
             }
-            if matches!(state, SlotState::Queued(_)) {
+            if matches!(state, SlotState::Queued(_) | SlotState::Stopped) {
                 continue;
             }
             let Ok(mut socket) = slot.socket.try_borrow_mut() else {
                 continue;
             };
             match (state, socket.state()) {
-                (SlotState::Refusing(deadline), state) => {
-                    let done = matches!(state, State::Closed | State::TimeWait);
-                    if done || Instant::now() >= deadline {
-                        socket.abort();
-                        slot.state
-                            .set(SlotState::Resetting(Instant::now() + self.config.linger));
-                        cx.waker().wake_by_ref();
-                    } else {
-                        // What the client still sends is dropped; each of
-                        // these polls registers our waker with the socket.
-                        while let Poll::Ready(Ok(())) =
-                            pin!(socket.read_with(|rest| (rest.len(), ()))).poll(cx)
-                        {
-                        }
-                        let _ = pin!(socket.flush()).poll(cx);
-                        let _ = pin!(Timer::at(deadline)).poll(cx);
-                    }
-                }
-                (SlotState::Resetting(deadline), _) => {
-                    if pin!(socket.flush()).poll(cx).is_ready() || Instant::now() >= deadline {
-                        slot.state.set(SlotState::Free);
-                        cx.waker().wake_by_ref();
-                    } else {
-                        let _ = pin!(Timer::at(deadline)).poll(cx);
-                    }
+                (SlotState::Refusing(_) | SlotState::Resetting(_), _) => {
+                    self.poll_refusal(slot, &mut socket, cx);
                 }
                 (_, State::Closed) => {
                     // `accept` puts the socket in LISTEN on its first poll
@@ -503,6 +572,39 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
             }
         }
         self.release_idle();
+        Poll::Pending
+    }
+
+    /// A pass of the listener once the pool shuts down: no socket listens
+    /// any more, queued connections are refused, refusals under way end.
+    fn poll_stop(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut busy = false;
+        for slot in &self.slots {
+            let state = slot.state.get();
+            let Ok(mut socket) = slot.socket.try_borrow_mut() else {
+                continue;
+            };
+            match state {
+                SlotState::Serving | SlotState::Stopped => {}
+                SlotState::Free | SlotState::Listening => {
+                    socket.abort();
+                    slot.state.set(SlotState::Stopped);
+                }
+                SlotState::Queued(_) => {
+                    self.refuse(slot, &mut socket, cx);
+                    busy = true;
+                }
+                SlotState::Refusing(_) | SlotState::Resetting(_) => {
+                    self.poll_refusal(slot, &mut socket, cx);
+                    busy = true;
+                }
+            }
+        }
+        if busy {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
     }
 
     /// Asks idle connections to give their slots up, the one idle longest
@@ -539,11 +641,50 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
             .map(|(s, _)| s)
     }
 
+    /// Moves a refusal on: the client's bytes dropped until both sides
+    /// have closed or the deadline, then a reset, then a free socket.
+    fn poll_refusal(&self, slot: &Slot<'d>, socket: &mut TcpSocket<'d>, cx: &mut Context<'_>) {
+        match slot.state.get() {
+            SlotState::Refusing(deadline) => {
+                let done = matches!(socket.state(), State::Closed | State::TimeWait);
+                if done || Instant::now() >= deadline {
+                    socket.abort();
+                    slot.state
+                        .set(SlotState::Resetting(Instant::now() + self.config.linger));
+                    cx.waker().wake_by_ref();
+                } else {
+                    // What the client still sends is dropped; each of
+                    // these polls registers our waker with the socket.
+                    while let Poll::Ready(Ok(())) =
+                        pin!(socket.read_with(|rest| (rest.len(), ()))).poll(cx)
+                    {
+                    }
+                    let _ = pin!(socket.flush()).poll(cx);
+                    let _ = pin!(Timer::at(deadline)).poll(cx);
+                }
+            }
+            SlotState::Resetting(deadline) => {
+                if pin!(socket.flush()).poll(cx).is_ready() || Instant::now() >= deadline {
+                    let stopping = self.stopping.get().is_some();
+                    slot.state.set(if stopping {
+                        SlotState::Stopped
+                    } else {
+                        SlotState::Free
+                    });
+                    cx.waker().wake_by_ref();
+                } else {
+                    let _ = pin!(Timer::at(deadline)).poll(cx);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Queues the connection `slot` has just accepted, or refuses it with
     /// `503` when it holds the socket kept for refusals
     /// ([`Config::refusal`]). Whether it was queued.
     fn admit(&self, slot: &Slot<'d>, socket: &mut TcpSocket<'d>, cx: &mut Context<'_>) -> bool {
-        let Some(refusal) = self.config.refusal else {
+        let Some(_) = self.config.refusal else {
             slot.state.set(SlotState::Queued(self.ticket()));
             return true;
         };
@@ -559,6 +700,20 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
             self.release_idle();
             return true;
         }
+        self.refuse(slot, socket, cx);
+        false
+    }
+
+    /// Answers the connection of `slot` `503` and begins its close (a
+    /// reset at once without [`Config::refusal`]).
+    fn refuse(&self, slot: &Slot<'d>, socket: &mut TcpSocket<'d>, cx: &mut Context<'_>) {
+        let Some(refusal) = self.config.refusal else {
+            socket.abort();
+            slot.state
+                .set(SlotState::Resetting(Instant::now() + self.config.linger));
+            cx.waker().wake_by_ref();
+            return;
+        };
         // The 503 is written into the socket's transmit buffer at once (a
         // new connection's buffer is empty, and the response is about 140
         // bytes); what does not fit is lost, and the client sees the
@@ -573,12 +728,15 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
         slot.state
             .set(SlotState::Refusing(Instant::now() + refusal));
         cx.waker().wake_by_ref();
-        false
     }
 
-    /// Waits for the oldest queued connection and takes it.
-    fn next_connection(&self) -> impl Future<Output = &Slot<'d>> + '_ {
+    /// Waits for the oldest queued connection and takes it; `None` once
+    /// the pool shuts down.
+    fn next_connection(&self) -> impl Future<Output = Option<&Slot<'d>>> + '_ {
         poll_fn(|cx| {
+            if self.stopping.get().is_some() {
+                return Poll::Ready(None);
+            }
             let mut oldest: Option<(&Slot<'d>, u32)> = None;
             for slot in &self.slots {
                 if let SlotState::Queued(ticket) = slot.state.get() {
@@ -592,7 +750,7 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
             match oldest {
                 Some((slot, _)) => {
                     slot.state.set(SlotState::Serving);
-                    Poll::Ready(slot)
+                    Poll::Ready(Some(slot))
                 }
                 None => {
                     self.wait_idle(cx.waker());

@@ -27,7 +27,7 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use embassy_executor::{Executor, Spawner};
 use embassy_net::{Runner, Stack, StackResources};
@@ -61,6 +61,8 @@ const DEADLINE: Duration = Duration::from_secs(10);
 /// in simulated time: longer than the deadline, so that the silent burst
 /// shows both.
 const TIMEOUT: Duration = Duration::from_secs(15);
+/// The pools' grace period after a shutdown, in simulated time.
+const GRACE: Duration = Duration::from_secs(1);
 /// The longest any client exchange may take, in simulated time.
 const PATIENCE: Duration = Duration::from_secs(60);
 
@@ -109,24 +111,33 @@ async fn clock() -> ! {
     support::advance_time().await
 }
 
+/// The first pool's tasks that have returned (after its shutdown).
+static RETURNED: AtomicUsize = AtomicUsize::new(0);
+/// The HTTP pool's tasks that have returned.
+static HTTP_RETURNED: AtomicUsize = AtomicUsize::new(0);
+
 #[embassy_executor::task]
-async fn listener(pool: &'static TestPool) -> ! {
-    pool.run_listener().await
+async fn listener(pool: &'static TestPool) {
+    pool.run_listener().await;
+    RETURNED.fetch_add(1, Ordering::SeqCst);
 }
 
 #[embassy_executor::task(pool_size = WORKERS)]
-async fn worker(pool: &'static TestPool) -> ! {
-    pool.run_worker(&App).await
+async fn worker(pool: &'static TestPool) {
+    pool.run_worker(&App).await;
+    RETURNED.fetch_add(1, Ordering::SeqCst);
 }
 
 #[embassy_executor::task(pool_size = HTTP_WORKERS)]
-async fn http_worker(pool: &'static HttpPool, http: &'static Http) -> ! {
-    pool.run_http_worker(http).await
+async fn http_worker(pool: &'static HttpPool, http: &'static Http) {
+    pool.run_http_worker(http).await;
+    HTTP_RETURNED.fetch_add(1, Ordering::SeqCst);
 }
 
 #[embassy_executor::task]
-async fn http_listener(pool: &'static HttpPool) -> ! {
-    pool.run_listener().await
+async fn http_listener(pool: &'static HttpPool) {
+    pool.run_listener().await;
+    HTTP_RETURNED.fetch_add(1, Ordering::SeqCst);
 }
 
 #[embassy_executor::task]
@@ -148,6 +159,8 @@ async fn scenarios(
     http_deadlines(stack).await;
     http_stalls(stack).await;
     http_idle_gives_way(stack).await;
+    shutdown(stack, pool).await;
+    http_shutdown(stack, http.0).await;
     done.store(true, Ordering::SeqCst);
 }
 
@@ -161,17 +174,19 @@ fn pool_on_embassy_net_over_loopback() {
     let config = Config {
         deadline: Some(DEADLINE),
         timeout: Some(TIMEOUT),
+        grace: GRACE,
         ..Config::new(PORT)
     };
     let pool: &'static TestPool = Box::leak(Box::new(Pool::new(stack, config, buffers)));
     let http_buffers = Box::leak(Box::new(
         [const { SocketBuffers::<RX, TX>::new() }; HTTP_SOCKETS],
     ));
-    let http_pool: &'static HttpPool = Box::leak(Box::new(Pool::new(
-        stack,
-        Config::new(HTTP_PORT),
-        http_buffers,
-    )));
+    let http_config = Config {
+        grace: GRACE,
+        ..Config::new(HTTP_PORT)
+    };
+    let http_pool: &'static HttpPool =
+        Box::leak(Box::new(Pool::new(stack, http_config, http_buffers)));
     let http: &'static Http = Box::leak(Box::new(HttpHandler::new(
         Demo::default(),
         ringstream_embedded::Config {
@@ -744,4 +759,192 @@ async fn http_idle_gives_way(stack: Stack<'static>) {
         "http idle gives way: 2 idle kept-alive connections closed cleanly, 2 queued clients served in {} ms",
         took.as_millis()
     );
+}
+
+/// Waits until `returned` counts `tasks`, and says when.
+async fn all_returned(returned: &AtomicUsize, tasks: usize) -> Duration {
+    let from = Instant::now();
+    with_timeout(PATIENCE, async {
+        while returned.load(Ordering::SeqCst) < tasks {
+            Timer::after(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("the pool's tasks returned");
+    from.elapsed()
+}
+
+/// Whether a new client is refused with a reset, at once: nothing listens.
+async fn refused_at_once(stack: Stack<'static>, port: u16) -> bool {
+    let mut client = Client::new();
+    let mut socket = client.socket(stack);
+    let started = Instant::now();
+    let refused = matches!(
+        connect(&mut socket, port).await,
+        Err(Failure::Connect(
+            embassy_net::tcp::ConnectError::ConnectionReset
+        ))
+    );
+    refused && started.elapsed() < Duration::from_millis(50)
+}
+
+/// The first pool shuts down with a silent client in its handler (which
+/// sees no release): nothing listens any more at once, the client is cut
+/// at the grace deadline, and the listener and workers return.
+async fn shutdown(stack: Stack<'static>, pool: &'static TestPool) {
+    Timer::after(Duration::from_millis(200)).await;
+    let mut client = Client::new();
+    let mut silent = client.socket(stack);
+    connect(&mut silent, PORT).await.expect("connect");
+    Timer::after(Duration::from_millis(100)).await;
+    let stopped = Instant::now();
+    pool.shut_down();
+    assert!(pool.is_shutting_down());
+    assert!(
+        refused_at_once(stack, PORT).await,
+        "a client was accepted after the shutdown"
+    );
+    let mut buf = [0u8; 64];
+    let end = with_timeout(PATIENCE, silent.read(&mut buf))
+        .await
+        .expect("the silent client was cut");
+    let cut = stopped.elapsed();
+    assert!(!matches!(end, Ok(1..)), "{end:?}");
+    assert!(
+        cut >= GRACE && cut < GRACE + Duration::from_millis(100),
+        "cut {cut} after the shutdown"
+    );
+    let returned = stopped.elapsed() + all_returned(&RETURNED, WORKERS + 1).await;
+    assert!(
+        returned < GRACE + Config::new(PORT).linger,
+        "returned {returned} after the shutdown"
+    );
+    println!(
+        "shutdown: a silent connection cut after {} ms of grace, tasks returned after {} ms",
+        cut.as_millis(),
+        returned.as_millis()
+    );
+}
+
+/// The HTTP pool shuts down with one kept-alive connection idle and one
+/// request in flight (half its body sent): the idle one is closed at once,
+/// cleanly; nothing listens any more; the request in flight is answered
+/// when its body comes, within the grace period, and its connection then
+/// closed; the listener and workers return.
+async fn http_shutdown(stack: Stack<'static>, pool: &'static HttpPool) {
+    Timer::after(Config::new(HTTP_PORT).linger).await;
+    let hello = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\r\nhello";
+    let mut idle_client = Client::new();
+    let mut idle = idle_client.socket(stack);
+    connect(&mut idle, HTTP_PORT).await.expect("connect");
+    idle.write_all(b"GET /hello HTTP/1.1\r\nHost: device\r\n\r\n")
+        .await
+        .expect("send");
+    assert_eq!(read_n(&mut idle, hello.len()).await, hello);
+
+    let mut busy_client = Client::new();
+    let mut busy = busy_client.socket(stack);
+    connect(&mut busy, HTTP_PORT).await.expect("connect");
+    busy.write_all(b"POST /count HTTP/1.1\r\nHost: device\r\nContent-Length: 10\r\n\r\nabc")
+        .await
+        .expect("send half a body");
+    Timer::after(Duration::from_millis(100)).await;
+
+    let stopped = Instant::now();
+    pool.shut_down();
+    let idle_end = async {
+        let mut buf = [0u8; 64];
+        let end = idle.read(&mut buf).await;
+        let at = stopped.elapsed();
+        idle.close();
+        let _ = idle.flush().await;
+        (end, at)
+    };
+    let in_flight = async {
+        Timer::after(Duration::from_millis(300)).await;
+        busy.write_all(b"defghij").await.expect("send the rest");
+        let mut response = Vec::new();
+        let mut buf = [0u8; 256];
+        let end = loop {
+            match busy.read(&mut buf).await {
+                Ok(0) => break Ok(0),
+                Ok(n) => response.extend_from_slice(&buf[..n]),
+                Err(e) => break Err(e),
+            }
+        };
+        let at = stopped.elapsed();
+        busy.close();
+        let _ = busy.flush().await;
+        (response, end, at)
+    };
+    let ((idle_end, idle_at), (response, busy_end, busy_at), refused) = with_timeout(
+        PATIENCE,
+        join3(idle_end, in_flight, refused_at_once(stack, HTTP_PORT)),
+    )
+    .await
+    .expect("the shutdown's clients");
+    assert!(
+        matches!(idle_end, Ok(0)),
+        "the idle client saw {idle_end:?}"
+    );
+    assert!(
+        idle_at < Duration::from_millis(100),
+        "idle closed after {idle_at}"
+    );
+    assert!(refused, "a client was accepted after the shutdown");
+    let text = String::from_utf8_lossy(&response);
+    assert!(
+        text.starts_with("HTTP/1.1 200 OK\r\n") && text.contains("\r\n10 "),
+        "{text:?}"
+    );
+    assert!(
+        matches!(busy_end, Ok(0)),
+        "the request in flight ended with {busy_end:?}"
+    );
+    assert!(busy_at < GRACE, "answered after {busy_at}");
+    let returned = stopped.elapsed() + all_returned(&HTTP_RETURNED, HTTP_WORKERS + 1).await;
+    assert!(
+        returned < GRACE + Config::new(HTTP_PORT).linger,
+        "returned {returned} after the shutdown"
+    );
+    println!(
+        "http shutdown: idle closed after {} ms, the request in flight answered and closed after {} ms, tasks returned after {} ms",
+        idle_at.as_millis(),
+        busy_at.as_millis(),
+        returned.as_millis()
+    );
+}
+
+/// Runs three futures together.
+async fn join3<A, B, C>(
+    a: impl std::future::Future<Output = A>,
+    b: impl std::future::Future<Output = B>,
+    c: impl std::future::Future<Output = C>,
+) -> (A, B, C) {
+    let (mut a, mut b, mut c) = (Box::pin(a), Box::pin(b), Box::pin(c));
+    let (mut ra, mut rb, mut rc) = (None, None, None);
+    std::future::poll_fn(|cx| {
+        if ra.is_none() {
+            if let std::task::Poll::Ready(v) = a.as_mut().poll(cx) {
+                ra = Some(v);
+            }
+        }
+        if rb.is_none() {
+            if let std::task::Poll::Ready(v) = b.as_mut().poll(cx) {
+                rb = Some(v);
+            }
+        }
+        if rc.is_none() {
+            if let std::task::Poll::Ready(v) = c.as_mut().poll(cx) {
+                rc = Some(v);
+            }
+        }
+        if ra.is_some() && rb.is_some() && rc.is_some() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+    (ra.unwrap(), rb.unwrap(), rc.unwrap())
 }

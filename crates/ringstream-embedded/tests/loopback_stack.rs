@@ -229,6 +229,7 @@ fn pool_on_embassy_net_over_loopback() {
 fn sizes(pool: &'static TestPool, http_pool: &'static HttpPool, http: &'static Http) {
     let worker_app = std::mem::size_of_val(&pool.run_worker(&App));
     let worker_http = std::mem::size_of_val(&http_pool.run_worker(http));
+    let http_worker = std::mem::size_of_val(&http_pool.run_http_worker(http));
     let worker_nothing = std::mem::size_of_val(&pool.run_worker(&Nothing));
     let listener = std::mem::size_of_val(&pool.run_listener());
     let smoltcp_socket =
@@ -238,8 +239,16 @@ fn sizes(pool: &'static TestPool, http_pool: &'static HttpPool, http: &'static H
     println!(
         "worker future, HTTP server with the test app (1 KiB + 512 B buffers inside): {worker_http} bytes"
     );
+    println!(
+        "run_http_worker future, HTTP server with the test app (buffers and Release inside): {http_worker} bytes"
+    );
     println!("listener future: {listener} bytes");
     println!("Pool<{SOCKETS}>: {} bytes", std::mem::size_of::<TestPool>());
+    println!(
+        "Pool<1>: {} bytes, http::Release: {} bytes",
+        std::mem::size_of::<Pool<'static, 1>>(),
+        std::mem::size_of::<ringstream_embedded::http::Release>()
+    );
     println!(
         "SocketBuffers<{RX}, {TX}>: {} bytes per socket",
         std::mem::size_of::<SocketBuffers<RX, TX>>()

@@ -400,7 +400,9 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     /// # Cancel safety
     ///
     /// Dropping a worker while it serves leaves its slot taken: the socket
-    /// is not reused.
+    /// is not reused. Dropping it while it waits for a connection leaves
+    /// it counted as waiting, so an idle connection is asked to give way
+    /// one queued connection later than it should.
     pub async fn run_worker<H: Handler>(&self, handler: &H) {
         self.run(&Plain(handler)).await
     }

@@ -24,6 +24,11 @@
 //!    stops reading is cut off, at the I/O deadline, while the other
 //!    worker keeps serving; two idle kept-alive connections give their
 //!    slots up, with a clean close, to two clients queued behind them.
+//! 7. graceful shutdown of both pools: nothing listens any more at once;
+//!    a queued connection is answered `503`; a handler that sees no
+//!    release is cut at the grace deadline; an idle kept-alive HTTP
+//!    connection closes at once, a request in flight is answered first;
+//!    the listeners and workers return.
 
 mod support;
 
@@ -797,14 +802,20 @@ async fn refused_at_once(stack: Stack<'static>, port: u16) -> bool {
     refused && started.elapsed() < Duration::from_millis(50)
 }
 
-/// The first pool shuts down with a silent client in its handler (which
-/// sees no release): nothing listens any more at once, the client is cut
-/// at the grace deadline, and the listener and workers return.
+/// The first pool shuts down with silent clients in its handler on both
+/// workers (a handler that sees no release) and one more queued: nothing
+/// listens any more at once, the queued client is answered `503` at once,
+/// the served ones are cut at the grace deadline, and the listener and
+/// workers return.
 async fn shutdown(stack: Stack<'static>, pool: &'static TestPool) {
     Timer::after(Duration::from_millis(200)).await;
-    let mut client = Client::new();
-    let mut silent = client.socket(stack);
-    connect(&mut silent, PORT).await.expect("connect");
+    let mut clients = [Client::new(), Client::new(), Client::new()];
+    let mut silent = Vec::new();
+    for client in &mut clients {
+        let mut socket = client.socket(stack);
+        connect(&mut socket, PORT).await.expect("connect");
+        silent.push(socket);
+    }
     Timer::after(Duration::from_millis(100)).await;
     let stopped = Instant::now();
     pool.shut_down();
@@ -813,24 +824,41 @@ async fn shutdown(stack: Stack<'static>, pool: &'static TestPool) {
         refused_at_once(stack, PORT).await,
         "a client was accepted after the shutdown"
     );
-    let mut buf = [0u8; 64];
-    let end = with_timeout(PATIENCE, silent.read(&mut buf))
+    let ends: Vec<Task<'_, (Vec<u8>, Duration)>> = silent
+        .into_iter()
+        .map(|mut socket| {
+            Box::pin(async move {
+                let mut got = Vec::new();
+                let mut buf = [0u8; 256];
+                while let Ok(n @ 1..) = socket.read(&mut buf).await {
+                    got.extend_from_slice(&buf[..n]);
+                }
+                (got, stopped.elapsed())
+            }) as Task<'_, _>
+        })
+        .collect();
+    let ends = with_timeout(PATIENCE, join_all(ends))
         .await
-        .expect("the silent client was cut");
-    let cut = stopped.elapsed();
-    assert!(!matches!(end, Ok(1..)), "{end:?}");
-    assert!(
-        cut >= GRACE && cut < GRACE + Duration::from_millis(100),
-        "cut {cut} after the shutdown"
-    );
+        .expect("the silent clients were cut");
+    let cut = ends
+        .iter()
+        .filter(|(got, at)| {
+            got.is_empty() && *at >= GRACE && *at < GRACE + Duration::from_millis(100)
+        })
+        .count();
+    let unavailable = ends
+        .iter()
+        .filter(|(got, at)| is_unavailable(got) && *at < Duration::from_millis(100))
+        .count();
+    assert_eq!((cut, unavailable), (WORKERS, 1), "{ends:?}");
     let returned = stopped.elapsed() + all_returned(&RETURNED, WORKERS + 1).await;
     assert!(
         returned < GRACE + Config::new(PORT).linger,
         "returned {returned} after the shutdown"
     );
+    let ends_ms: Vec<u64> = ends.iter().map(|(_, at)| at.as_millis()).collect();
     println!(
-        "shutdown: a silent connection cut after {} ms of grace, tasks returned after {} ms",
-        cut.as_millis(),
+        "shutdown: the queued client answered 503 and the served ones cut at the 1 s grace, after {ends_ms:?} ms; tasks returned after {} ms",
         returned.as_millis()
     );
 }

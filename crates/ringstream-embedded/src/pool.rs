@@ -216,8 +216,10 @@ pub struct Config {
     ///
     /// The cost of `Some`: one socket's buffers no longer hold a queued
     /// connection, so a pool of `SOCKETS` sockets serves or queues at
-    /// most `SOCKETS - 1` connections at once; a refused client gets an
-    /// answer instead of a reset. A client that arrives while that socket
+    /// most `SOCKETS - 1` connections at once (with as many sockets as
+    /// workers, one worker never gets a connection: give the pool at least
+    /// one socket more than it has workers); a refused client gets an answer instead of a reset. A pool of one
+    /// socket has none to spare and ignores this setting. A client that arrives while that socket
     /// is still refusing the previous one is reset, as before.
     pub refusal: Option<Duration>,
     /// How long requests in flight may go on after
@@ -686,10 +688,11 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     /// `503` when it holds the socket kept for refusals
     /// ([`Config::refusal`]). Whether it was queued.
     fn admit(&self, slot: &Slot<'d>, socket: &mut TcpSocket<'d>, cx: &mut Context<'_>) -> bool {
-        let Some(_) = self.config.refusal else {
+        // A pool of one socket has none to spare: it queues.
+        if self.config.refusal.is_none() || SOCKETS < 2 {
             slot.state.set(SlotState::Queued(self.ticket()));
             return true;
-        };
+        }
         let held = self
             .slots
             .iter()

@@ -65,13 +65,18 @@
 //!   queued connection; the listener writes the `503` into its transmit
 //!   buffer without a task of its own. `Config { refusal: None, .. }`
 //!   gives the socket back to the queue and refuses with resets instead.
+//! - [`Pool::shut_down`] stops the pool gracefully: no socket listens any
+//!   more, queued connections get the `503`, idle HTTP connections close
+//!   at once, requests in flight finish within [`Config::grace`], and the
+//!   listener and workers return.
 //! - The listener scans all `SOCKETS` slots when woken, so its work per
 //!   wake grows with the number of sockets (a handful on a device).
 //!
 //! # Examples
 //!
 //! An echo server on port 7 with three sockets and two workers (one
-//! queued connection), on embassy tasks:
+//! queued connection), on embassy tasks; the `503` is HTTP, so an echo
+//! server goes without it:
 //!
 //! ```no_run
 //! use ringstream_embedded::embedded_io_async::{Read, Write};
@@ -106,7 +111,8 @@
 //! fn start(stack: embassy_net::Stack<'static>) -> &'static EchoPool {
 //!     // In firmware: a `StaticCell`, so the buffers live in `.bss`.
 //!     let buffers = Box::leak(Box::new([const { SocketBuffers::<1024, 1024>::new() }; 3]));
-//!     let pool: &'static EchoPool = Box::leak(Box::new(Pool::new(stack, Config::new(7), buffers)));
+//!     let config = Config { refusal: None, ..Config::new(7) };
+//!     let pool: &'static EchoPool = Box::leak(Box::new(Pool::new(stack, config, buffers)));
 //!     // spawner.spawn(listener_task(pool)), then two worker tasks.
 //!     pool
 //! }
@@ -219,7 +225,8 @@ pub struct Config {
     /// most `SOCKETS - 1` connections at once (with as many sockets as
     /// workers, one worker never gets a connection: give the pool at least
     /// one socket more than it has workers); a refused client gets an answer instead of a reset. A pool of one
-    /// socket has none to spare and ignores this setting. A client that arrives while that socket
+    /// socket has none to spare and ignores this setting. The answer is
+    /// HTTP: a pool serving another protocol wants `None`. A client that arrives while that socket
     /// is still refusing the previous one is reset, as before.
     pub refusal: Option<Duration>,
     /// How long requests in flight may go on after

@@ -25,7 +25,10 @@
 //! - `pool` (feature `embassy-net`): a pool of connection slots on one
 //!   embassy-net TCP port, with more listening sockets than workers so
 //!   that a burst of clients is queued instead of refused (smoltcp has no
-//!   accept backlog). The memory is the caller's, fixed at build time.
+//!   accept backlog), one socket kept to answer `503` when every other one
+//!   holds a connection, idle kept-alive HTTP connections that give their
+//!   slot up to a queued client, and graceful shutdown. The memory is the
+//!   caller's, fixed at build time.
 //!
 //! The same server runs on the host over a tokio `TcpStream` through
 //! embedded-io-adapters' `FromTokio`, so it can be tested with real
@@ -33,11 +36,9 @@
 //!
 //! # What comes next
 //!
-//! Server-sent events, WebSocket (with the core's codec), a `503` for
-//! a client that finds every slot busy and an idle connection giving its
-//! slot up, graceful shutdown, response bytes formatted straight into the
-//! TCP socket's transmit buffer, the seed's live-data demo and the bench
-//! against picoserve.
+//! Server-sent events, WebSocket (with the core's codec), response bytes
+//! formatted straight into the TCP socket's transmit buffer, the seed's
+//! live-data demo and the bench against picoserve.
 //!
 //! # Features
 //!

@@ -9,8 +9,9 @@
 //! 2. a request/response round trip through the pool;
 //! 3. bursts of twice as many clients as workers, repeated (picoserve
 //!    #9: a server that "stops accepting connections and never
-//!    recovers"): every client is served, queued then served, or refused
-//!    at once, none hangs, and the pool serves normally afterwards;
+//!    recovers"): every client is served, queued then served, or answered
+//!    `503` at once by the socket kept for refusals; none is reset, none
+//!    hangs, and the pool serves normally afterwards;
 //! 4. a burst of silent clients, which the pool's deadline cuts, after
 //!    which it serves again;
 //! 5. a lossy link (dropped and reordered frames): a 40 KiB payload still
@@ -21,14 +22,19 @@
 //!    deadline; an idle kept-alive connection is closed at the idle
 //!    deadline; a body that stalls is answered 408, and a client that
 //!    stops reading is cut off, at the I/O deadline, while the other
-//!    worker keeps serving.
+//!    worker keeps serving; two idle kept-alive connections give their
+//!    slots up, with a clean close, to two clients queued behind them.
+//! 7. graceful shutdown of both pools: nothing listens any more at once;
+//!    a queued connection is answered `503`; a handler that sees no
+//!    release is cut at the grace deadline; an idle kept-alive HTTP
+//!    connection closes at once, a request in flight is answered first;
+//!    the listeners and workers return.
 
 mod support;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use embassy_executor::{Executor, Spawner};
-use embassy_net::tcp::ConnectError;
 use embassy_net::{Runner, Stack, StackResources};
 use embassy_time::{with_timeout, Duration, Instant, Timer};
 use ringstream_embedded::pool::{Config, Pool, SocketBuffers};
@@ -45,8 +51,9 @@ use support::{connect, exchange, join_all, request, Client, Failure};
 const PORT: u16 = 8080;
 /// Worker tasks.
 const WORKERS: usize = 2;
-/// Listening sockets: one more than the workers, so one connection queues.
-const SOCKETS: usize = 3;
+/// Listening sockets: two more than the workers, so one connection queues
+/// and one socket is kept for refusals (`503`).
+const SOCKETS: usize = 4;
 /// Clients in a burst: twice the workers.
 const BURST: usize = 2 * WORKERS;
 /// Socket buffers of the pool, in bytes: the demo's 1 KiB + 1 KiB.
@@ -59,15 +66,21 @@ const DEADLINE: Duration = Duration::from_secs(10);
 /// in simulated time: longer than the deadline, so that the silent burst
 /// shows both.
 const TIMEOUT: Duration = Duration::from_secs(15);
+/// The pools' grace period after a shutdown, in simulated time.
+const GRACE: Duration = Duration::from_secs(1);
 /// The longest any client exchange may take, in simulated time.
 const PATIENCE: Duration = Duration::from_secs(60);
 
 type TestPool = Pool<'static, SOCKETS>;
 
+/// A client's future, boxed to run beside others of its kind.
+type Task<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
+
 /// The HTTP server's port.
 const HTTP_PORT: u16 = 80;
-/// The HTTP pool's sockets and workers.
-const HTTP_SOCKETS: usize = 3;
+/// The HTTP pool's sockets and workers: two queue places beyond the
+/// workers, one of them kept for refusals.
+const HTTP_SOCKETS: usize = 4;
 const HTTP_WORKERS: usize = 2;
 /// The HTTP server's head and idle deadlines, in simulated time.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(2);
@@ -103,24 +116,33 @@ async fn clock() -> ! {
     support::advance_time().await
 }
 
+/// The first pool's tasks that have returned (after its shutdown).
+static RETURNED: AtomicUsize = AtomicUsize::new(0);
+/// The HTTP pool's tasks that have returned.
+static HTTP_RETURNED: AtomicUsize = AtomicUsize::new(0);
+
 #[embassy_executor::task]
-async fn listener(pool: &'static TestPool) -> ! {
-    pool.run_listener().await
+async fn listener(pool: &'static TestPool) {
+    pool.run_listener().await;
+    RETURNED.fetch_add(1, Ordering::SeqCst);
 }
 
 #[embassy_executor::task(pool_size = WORKERS)]
-async fn worker(pool: &'static TestPool) -> ! {
-    pool.run_worker(&App).await
+async fn worker(pool: &'static TestPool) {
+    pool.run_worker(&App).await;
+    RETURNED.fetch_add(1, Ordering::SeqCst);
 }
 
 #[embassy_executor::task(pool_size = HTTP_WORKERS)]
-async fn http_worker(pool: &'static HttpPool, http: &'static Http) -> ! {
-    pool.run_worker(http).await
+async fn http_worker(pool: &'static HttpPool, http: &'static Http) {
+    pool.run_http_worker(http).await;
+    HTTP_RETURNED.fetch_add(1, Ordering::SeqCst);
 }
 
 #[embassy_executor::task]
-async fn http_listener(pool: &'static HttpPool) -> ! {
-    pool.run_listener().await
+async fn http_listener(pool: &'static HttpPool) {
+    pool.run_listener().await;
+    HTTP_RETURNED.fetch_add(1, Ordering::SeqCst);
 }
 
 #[embassy_executor::task]
@@ -141,6 +163,9 @@ async fn scenarios(
     http_keep_alive(stack, http.1).await;
     http_deadlines(stack).await;
     http_stalls(stack).await;
+    http_idle_gives_way(stack).await;
+    shutdown(stack, pool).await;
+    http_shutdown(stack, http.0).await;
     done.store(true, Ordering::SeqCst);
 }
 
@@ -154,17 +179,19 @@ fn pool_on_embassy_net_over_loopback() {
     let config = Config {
         deadline: Some(DEADLINE),
         timeout: Some(TIMEOUT),
+        grace: GRACE,
         ..Config::new(PORT)
     };
     let pool: &'static TestPool = Box::leak(Box::new(Pool::new(stack, config, buffers)));
     let http_buffers = Box::leak(Box::new(
         [const { SocketBuffers::<RX, TX>::new() }; HTTP_SOCKETS],
     ));
-    let http_pool: &'static HttpPool = Box::leak(Box::new(Pool::new(
-        stack,
-        Config::new(HTTP_PORT),
-        http_buffers,
-    )));
+    let http_config = Config {
+        grace: GRACE,
+        ..Config::new(HTTP_PORT)
+    };
+    let http_pool: &'static HttpPool =
+        Box::leak(Box::new(Pool::new(stack, http_config, http_buffers)));
     let http: &'static Http = Box::leak(Box::new(HttpHandler::new(
         Demo::default(),
         ringstream_embedded::Config {
@@ -207,6 +234,7 @@ fn pool_on_embassy_net_over_loopback() {
 fn sizes(pool: &'static TestPool, http_pool: &'static HttpPool, http: &'static Http) {
     let worker_app = std::mem::size_of_val(&pool.run_worker(&App));
     let worker_http = std::mem::size_of_val(&http_pool.run_worker(http));
+    let http_worker = std::mem::size_of_val(&http_pool.run_http_worker(http));
     let worker_nothing = std::mem::size_of_val(&pool.run_worker(&Nothing));
     let listener = std::mem::size_of_val(&pool.run_listener());
     let smoltcp_socket =
@@ -216,8 +244,16 @@ fn sizes(pool: &'static TestPool, http_pool: &'static HttpPool, http: &'static H
     println!(
         "worker future, HTTP server with the test app (1 KiB + 512 B buffers inside): {worker_http} bytes"
     );
+    println!(
+        "run_http_worker future, HTTP server with the test app (buffers and Release inside): {http_worker} bytes"
+    );
     println!("listener future: {listener} bytes");
     println!("Pool<{SOCKETS}>: {} bytes", std::mem::size_of::<TestPool>());
+    println!(
+        "Pool<1>: {} bytes, http::Release: {} bytes",
+        std::mem::size_of::<Pool<'static, 1>>(),
+        std::mem::size_of::<ringstream_embedded::http::Release>()
+    );
     println!(
         "SocketBuffers<{RX}, {TX}>: {} bytes per socket",
         std::mem::size_of::<SocketBuffers<RX, TX>>()
@@ -249,14 +285,25 @@ async fn round_trip(stack: Stack<'static>) {
 #[derive(Debug)]
 enum Outcome {
     Served,
-    Refused(Duration),
+    /// Answered `503`, this long after it started to connect.
+    Unavailable(Duration),
+}
+
+/// Whether `response` is the pool's refusal: the core's `503` with
+/// `Retry-After: 1`, closing the connection.
+fn is_unavailable(response: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(response);
+    text.starts_with("HTTP/1.1 503 ")
+        && text.contains("\r\nretry-after: 1\r\n")
+        && text.contains("\r\nconnection: close\r\n")
 }
 
 /// `BURST` clients connect at once and only send their requests once every
 /// connect has an answer, so the workers are busy while the others
-/// arrive: `SOCKETS` connections are accepted (`WORKERS` served at once,
-/// the rest queued, then served), and the rest are refused with a reset,
-/// at once. Then the pool serves a request as usual.
+/// arrive: `SOCKETS - 1` connections are accepted (`WORKERS` served at
+/// once, the rest queued, then served), and the one the socket kept for
+/// refusals accepts is answered `503` at once. No client is reset and none
+/// hangs. Then the pool serves a request as usual.
 async fn burst(stack: Stack<'static>, round: usize) {
     // Every socket listens again after the previous round's closes.
     Timer::after(Duration::from_millis(200)).await;
@@ -279,11 +326,16 @@ async fn burst(stack: Stack<'static>, round: usize) {
                 let response = exchange(&mut socket, HELLO)
                     .await
                     .map_err(|f| (f, started.elapsed()))?;
+                if is_unavailable(&response) {
+                    return Ok(Outcome::Unavailable(started.elapsed()));
+                }
                 assert_eq!(
-                    response, HELLO_RESPONSE,
-                    "round {round}: a served client's response"
+                    response,
+                    HELLO_RESPONSE,
+                    "round {round}: a served client's response: {}",
+                    String::from_utf8_lossy(&response)
                 );
-                Ok(())
+                Ok(Outcome::Served)
             }) as std::pin::Pin<Box<dyn std::future::Future<Output = _>>>
         })
         .collect();
@@ -292,10 +344,7 @@ async fn burst(stack: Stack<'static>, round: usize) {
         .unwrap_or_else(|_| panic!("round {round}: a client hung"))
         .into_iter()
         .map(|r| match r {
-            Ok(()) => Outcome::Served,
-            Err((Failure::Connect(ConnectError::ConnectionReset), after)) => {
-                Outcome::Refused(after)
-            }
+            Ok(outcome) => outcome,
             Err((failure, after)) => {
                 panic!("round {round}: a client failed with {failure:?} after {after}")
             }
@@ -305,23 +354,23 @@ async fn burst(stack: Stack<'static>, round: usize) {
         .iter()
         .filter(|o| matches!(o, Outcome::Served))
         .count();
-    assert_eq!(served, SOCKETS, "round {round}: {outcomes:?}");
-    for outcome in &outcomes {
-        if let Outcome::Refused(after) = outcome {
-            assert!(
-                *after < Duration::from_millis(50),
-                "round {round}: a refusal took {after}"
-            );
-        }
-    }
-    let refused_ms: Vec<u64> = outcomes
+    assert_eq!(served, SOCKETS - 1, "round {round}: {outcomes:?}");
+    let unavailable_ms: Vec<u64> = outcomes
         .iter()
         .filter_map(|o| match o {
-            Outcome::Refused(after) => Some(after.as_millis()),
+            Outcome::Unavailable(after) => Some(after.as_millis()),
             Outcome::Served => None,
         })
         .collect();
-    println!("burst round {round}: {served} served, refused after {refused_ms:?} ms");
+    assert_eq!(
+        unavailable_ms.len(),
+        BURST - (SOCKETS - 1),
+        "round {round}: {outcomes:?}"
+    );
+    for ms in &unavailable_ms {
+        assert!(*ms < 100, "round {round}: a 503 took {ms} ms");
+    }
+    println!("burst round {round}: {served} served, 503 after {unavailable_ms:?} ms");
 
     let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
         .await
@@ -333,7 +382,7 @@ async fn burst(stack: Stack<'static>, round: usize) {
 /// `BURST` clients connect and send nothing. The two served at once are
 /// reset at the pool's deadline; the queued one at the socket timeout
 /// (its client silent all along), before a worker takes it; the last is
-/// refused. Then the pool serves again.
+/// answered `503` at once. Then the pool serves again.
 async fn silent_burst(stack: Stack<'static>) {
     Timer::after(Duration::from_millis(200)).await;
     let started = Instant::now();
@@ -344,13 +393,16 @@ async fn silent_burst(stack: Stack<'static>) {
                 let mut socket = client.socket(stack);
                 connect(&mut socket, PORT).await?;
                 // Wait, without sending, for the server to end it.
-                let mut buf = [0u8; 64];
-                match socket.read(&mut buf).await {
-                    Ok(0) | Err(_) => Ok(started.elapsed()),
-                    Ok(n) => panic!("a silent client got {n} bytes"),
+                let mut got = Vec::new();
+                let mut buf = [0u8; 256];
+                while let Ok(n @ 1..) = socket.read(&mut buf).await {
+                    got.extend_from_slice(&buf[..n]);
                 }
+                Ok((started.elapsed(), got))
             })
-                as std::pin::Pin<Box<dyn std::future::Future<Output = Result<Duration, Failure>>>>
+                as std::pin::Pin<
+                    Box<dyn std::future::Future<Output = Result<(Duration, Vec<u8>), Failure>>>,
+                >
         })
         .collect();
     let outcomes = with_timeout(PATIENCE, join_all(clients))
@@ -359,25 +411,31 @@ async fn silent_burst(stack: Stack<'static>) {
     let near = |after: Duration, mark: Duration| {
         after >= mark && after < mark + Duration::from_millis(100)
     };
-    let at_deadline = outcomes
+    let cut_at = |mark: Duration| {
+        outcomes
+            .iter()
+            .filter(|o| matches!(o, Ok((t, got)) if got.is_empty() && near(*t, mark)))
+            .count()
+    };
+    let at_deadline = cut_at(DEADLINE);
+    let at_timeout = cut_at(TIMEOUT);
+    let unavailable = outcomes
         .iter()
-        .filter(|o| matches!(o, Ok(t) if near(*t, DEADLINE)))
-        .count();
-    let at_timeout = outcomes
-        .iter()
-        .filter(|o| matches!(o, Ok(t) if near(*t, TIMEOUT)))
-        .count();
-    let refused = outcomes
-        .iter()
-        .filter(|o| matches!(o, Err(Failure::Connect(ConnectError::ConnectionReset))))
+        .filter(
+            |o| matches!(o, Ok((t, got)) if is_unavailable(got) && *t < Duration::from_millis(100)),
+        )
         .count();
     assert_eq!(
-        (at_deadline, at_timeout, refused),
-        (WORKERS, SOCKETS - WORKERS, BURST - SOCKETS),
+        (at_deadline, at_timeout, unavailable),
+        (WORKERS, SOCKETS - 1 - WORKERS, BURST - (SOCKETS - 1)),
         "{outcomes:?}"
     );
-    let cut_ms: Vec<u64> = outcomes.iter().flatten().map(|t| t.as_millis()).collect();
-    println!("silent burst: cut after {cut_ms:?} ms, {refused} refused");
+    let cut_ms: Vec<u64> = outcomes
+        .iter()
+        .flatten()
+        .map(|(t, _)| t.as_millis())
+        .collect();
+    println!("silent burst: ended after {cut_ms:?} ms, {unavailable} answered 503");
 
     let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
         .await
@@ -649,4 +707,281 @@ async fn http_stalls(stack: Stack<'static>) {
         stalled.as_millis(),
         beside.as_millis()
     );
+}
+
+/// Two clients hold kept-alive connections idle on both workers; two more
+/// arrive together and are queued. The idle connections give their slots
+/// up at once (a clean close, long before the idle deadline), and the two
+/// new clients are served promptly.
+async fn http_idle_gives_way(stack: Stack<'static>) {
+    Timer::after(Config::new(HTTP_PORT).linger).await;
+    let hello = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\r\nhello";
+    let mut idle_clients = [Client::new(), Client::new()];
+    let mut idle = Vec::new();
+    for client in &mut idle_clients {
+        let mut socket = client.socket(stack);
+        connect(&mut socket, HTTP_PORT).await.expect("connect");
+        socket
+            .write_all(b"GET /hello HTTP/1.1\r\nHost: device\r\n\r\n")
+            .await
+            .expect("send");
+        assert_eq!(read_n(&mut socket, hello.len()).await, hello);
+        idle.push(socket);
+    }
+    // Both connections wait idle, well inside the idle deadline.
+    Timer::after(Duration::from_millis(100)).await;
+    let asked = Instant::now();
+    let mut waits: Vec<Task<'_, (Vec<u8>, bool)>> = Vec::new();
+    for mut socket in idle {
+        waits.push(Box::pin(async move {
+            let mut buf = [0u8; 64];
+            let end = socket.read(&mut buf).await;
+            socket.close();
+            let _ = socket.flush().await;
+            (Vec::new(), matches!(end, Ok(0)))
+        }));
+    }
+    for _ in 0..2 {
+        waits.push(Box::pin(async move {
+            let response = request(
+                stack,
+                HTTP_PORT,
+                b"GET /hello HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n",
+            )
+            .await
+            .expect("a queued client");
+            (response, true)
+        }));
+    }
+    let ends = with_timeout(PATIENCE, join_all(waits))
+        .await
+        .expect("the idle connections gave way");
+    let took = asked.elapsed();
+    assert!(ends[0].1 && ends[1].1, "an idle client was reset");
+    for (response, _) in &ends[2..] {
+        assert!(
+            response.ends_with(b"\r\n\r\nhello"),
+            "{}",
+            String::from_utf8_lossy(response)
+        );
+    }
+    assert!(
+        took < Duration::from_millis(200),
+        "the queued clients were served after {took}"
+    );
+    println!(
+        "http idle gives way: 2 idle kept-alive connections closed cleanly, 2 queued clients served in {} ms",
+        took.as_millis()
+    );
+}
+
+/// Waits until `returned` counts `tasks`, and says when.
+async fn all_returned(returned: &AtomicUsize, tasks: usize) -> Duration {
+    let from = Instant::now();
+    with_timeout(PATIENCE, async {
+        while returned.load(Ordering::SeqCst) < tasks {
+            Timer::after(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("the pool's tasks returned");
+    from.elapsed()
+}
+
+/// Whether a new client is refused with a reset, at once: nothing listens.
+async fn refused_at_once(stack: Stack<'static>, port: u16) -> bool {
+    let mut client = Client::new();
+    let mut socket = client.socket(stack);
+    let started = Instant::now();
+    let refused = matches!(
+        connect(&mut socket, port).await,
+        Err(Failure::Connect(
+            embassy_net::tcp::ConnectError::ConnectionReset
+        ))
+    );
+    refused && started.elapsed() < Duration::from_millis(50)
+}
+
+/// The first pool shuts down with silent clients in its handler on both
+/// workers (a handler that sees no release) and one more queued: nothing
+/// listens any more at once, the queued client is answered `503` at once,
+/// the served ones are cut at the grace deadline, and the listener and
+/// workers return.
+async fn shutdown(stack: Stack<'static>, pool: &'static TestPool) {
+    Timer::after(Duration::from_millis(200)).await;
+    let mut clients = [Client::new(), Client::new(), Client::new()];
+    let mut silent = Vec::new();
+    for client in &mut clients {
+        let mut socket = client.socket(stack);
+        connect(&mut socket, PORT).await.expect("connect");
+        silent.push(socket);
+    }
+    Timer::after(Duration::from_millis(100)).await;
+    let stopped = Instant::now();
+    pool.shut_down();
+    assert!(pool.is_shutting_down());
+    assert!(
+        refused_at_once(stack, PORT).await,
+        "a client was accepted after the shutdown"
+    );
+    let ends: Vec<Task<'_, (Vec<u8>, Duration)>> = silent
+        .into_iter()
+        .map(|mut socket| {
+            Box::pin(async move {
+                let mut got = Vec::new();
+                let mut buf = [0u8; 256];
+                while let Ok(n @ 1..) = socket.read(&mut buf).await {
+                    got.extend_from_slice(&buf[..n]);
+                }
+                (got, stopped.elapsed())
+            }) as Task<'_, _>
+        })
+        .collect();
+    let ends = with_timeout(PATIENCE, join_all(ends))
+        .await
+        .expect("the silent clients were cut");
+    let cut = ends
+        .iter()
+        .filter(|(got, at)| {
+            got.is_empty() && *at >= GRACE && *at < GRACE + Duration::from_millis(100)
+        })
+        .count();
+    let unavailable = ends
+        .iter()
+        .filter(|(got, at)| is_unavailable(got) && *at < Duration::from_millis(100))
+        .count();
+    assert_eq!((cut, unavailable), (WORKERS, 1), "{ends:?}");
+    let returned = stopped.elapsed() + all_returned(&RETURNED, WORKERS + 1).await;
+    assert!(
+        returned < GRACE + Config::new(PORT).linger,
+        "returned {returned} after the shutdown"
+    );
+    let ends_ms: Vec<u64> = ends.iter().map(|(_, at)| at.as_millis()).collect();
+    println!(
+        "shutdown: the queued client answered 503 and the served ones cut at the 1 s grace, after {ends_ms:?} ms; tasks returned after {} ms",
+        returned.as_millis()
+    );
+}
+
+/// The HTTP pool shuts down with one kept-alive connection idle and one
+/// request in flight (half its body sent): the idle one is closed at once,
+/// cleanly; nothing listens any more; the request in flight is answered
+/// when its body comes, within the grace period, and its connection then
+/// closed; the listener and workers return.
+async fn http_shutdown(stack: Stack<'static>, pool: &'static HttpPool) {
+    Timer::after(Config::new(HTTP_PORT).linger).await;
+    let hello = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\r\nhello";
+    let mut idle_client = Client::new();
+    let mut idle = idle_client.socket(stack);
+    connect(&mut idle, HTTP_PORT).await.expect("connect");
+    idle.write_all(b"GET /hello HTTP/1.1\r\nHost: device\r\n\r\n")
+        .await
+        .expect("send");
+    assert_eq!(read_n(&mut idle, hello.len()).await, hello);
+
+    let mut busy_client = Client::new();
+    let mut busy = busy_client.socket(stack);
+    connect(&mut busy, HTTP_PORT).await.expect("connect");
+    busy.write_all(b"POST /count HTTP/1.1\r\nHost: device\r\nContent-Length: 10\r\n\r\nabc")
+        .await
+        .expect("send half a body");
+    Timer::after(Duration::from_millis(100)).await;
+
+    let stopped = Instant::now();
+    pool.shut_down();
+    let idle_end = async {
+        let mut buf = [0u8; 64];
+        let end = idle.read(&mut buf).await;
+        let at = stopped.elapsed();
+        idle.close();
+        let _ = idle.flush().await;
+        (end, at)
+    };
+    let in_flight = async {
+        Timer::after(Duration::from_millis(300)).await;
+        busy.write_all(b"defghij").await.expect("send the rest");
+        let mut response = Vec::new();
+        let mut buf = [0u8; 256];
+        let end = loop {
+            match busy.read(&mut buf).await {
+                Ok(0) => break Ok(0),
+                Ok(n) => response.extend_from_slice(&buf[..n]),
+                Err(e) => break Err(e),
+            }
+        };
+        let at = stopped.elapsed();
+        busy.close();
+        let _ = busy.flush().await;
+        (response, end, at)
+    };
+    let ((idle_end, idle_at), (response, busy_end, busy_at), refused) = with_timeout(
+        PATIENCE,
+        join3(idle_end, in_flight, refused_at_once(stack, HTTP_PORT)),
+    )
+    .await
+    .expect("the shutdown's clients");
+    assert!(
+        matches!(idle_end, Ok(0)),
+        "the idle client saw {idle_end:?}"
+    );
+    assert!(
+        idle_at < Duration::from_millis(100),
+        "idle closed after {idle_at}"
+    );
+    assert!(refused, "a client was accepted after the shutdown");
+    let text = String::from_utf8_lossy(&response);
+    assert!(
+        text.starts_with("HTTP/1.1 200 OK\r\n") && text.contains("\r\n10 "),
+        "{text:?}"
+    );
+    assert!(
+        matches!(busy_end, Ok(0)),
+        "the request in flight ended with {busy_end:?}"
+    );
+    assert!(busy_at < GRACE, "answered after {busy_at}");
+    let returned = stopped.elapsed() + all_returned(&HTTP_RETURNED, HTTP_WORKERS + 1).await;
+    assert!(
+        returned < GRACE + Config::new(HTTP_PORT).linger,
+        "returned {returned} after the shutdown"
+    );
+    println!(
+        "http shutdown: idle closed after {} ms, the request in flight answered and closed after {} ms, tasks returned after {} ms",
+        idle_at.as_millis(),
+        busy_at.as_millis(),
+        returned.as_millis()
+    );
+}
+
+/// Runs three futures together.
+async fn join3<A, B, C>(
+    a: impl std::future::Future<Output = A>,
+    b: impl std::future::Future<Output = B>,
+    c: impl std::future::Future<Output = C>,
+) -> (A, B, C) {
+    let (mut a, mut b, mut c) = (Box::pin(a), Box::pin(b), Box::pin(c));
+    let (mut ra, mut rb, mut rc) = (None, None, None);
+    std::future::poll_fn(|cx| {
+        if ra.is_none() {
+            if let std::task::Poll::Ready(v) = a.as_mut().poll(cx) {
+                ra = Some(v);
+            }
+        }
+        if rb.is_none() {
+            if let std::task::Poll::Ready(v) = b.as_mut().poll(cx) {
+                rb = Some(v);
+            }
+        }
+        if rc.is_none() {
+            if let std::task::Poll::Ready(v) = c.as_mut().poll(cx) {
+                rc = Some(v);
+            }
+        }
+        if ra.is_some() && rb.is_some() && rc.is_some() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+    (ra.unwrap(), rb.unwrap(), rc.unwrap())
 }

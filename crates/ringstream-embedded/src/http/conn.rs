@@ -1,6 +1,11 @@
 //! The connection loop: read a head, let the application answer, keep
 //! the connection or close it — each step as the core decides.
 
+use core::cell::Cell;
+use core::future::{poll_fn, Future};
+use core::pin::pin;
+use core::task::{Context, Poll, Waker};
+
 use embassy_time::{with_deadline, with_timeout, Instant};
 use embedded_io_async::{Read, Write};
 use ringstream_core::h1::{write_error_response, Exchange, Field, HeadParser, Next};
@@ -168,7 +173,160 @@ where
     IO: Read + Write,
     A: App,
 {
-    serve(io, app, &mut buffers.rx, &mut buffers.tx, config).await
+    serve(io, app, &mut buffers.rx, &mut buffers.tx, config, None).await
+}
+
+/// A connection's line to whoever lent it, for
+/// [`serve_connection_with`]: the server says when the connection waits
+/// idle for its next request, and the lender can ask it to give its slot
+/// up — it then closes quietly at its next idle wait, at once if it is
+/// waiting (the `embassy-net` pool asks when a client is queued and no
+/// worker is free, and when it shuts down).
+///
+/// Cells, no heap, no lock: the server and the lender run on one
+/// executor (a `Release` is not `Sync`).
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_embedded::http::Release;
+///
+/// let release = Release::new();
+/// assert_eq!(release.idle_since(), None);
+/// release.request();
+/// assert!(release.is_requested());
+/// release.reset();
+/// assert!(!release.is_requested());
+/// ```
+#[derive(Default)]
+pub struct Release {
+    requested: Cell<bool>,
+    /// Since when the connection waits idle for its next request.
+    idle_since: Cell<Option<Instant>>,
+    /// The serving future's waker, during its idle wait.
+    connection: Cell<Option<Waker>>,
+    /// The lender's waker, woken when the connection starts to wait idle.
+    lender: Cell<Option<Waker>>,
+}
+
+impl core::fmt::Debug for Release {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Release")
+            .field("requested", &self.requested.get())
+            .field("idle_since", &self.idle_since.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Release {
+    /// A release not requested, for a connection not idle.
+    pub const fn new() -> Self {
+        Release {
+            requested: Cell::new(false),
+            idle_since: Cell::new(None),
+            connection: Cell::new(None),
+            lender: Cell::new(None),
+        }
+    }
+
+    /// Asks the connection to close at its next idle wait between
+    /// requests (or while it waits for its first request with nothing
+    /// received), at once if it waits now. A request in progress, and any
+    /// request already received behind it, is served first.
+    pub fn request(&self) {
+        self.requested.set(true);
+        if let Some(waker) = self.connection.take() {
+            waker.wake();
+        }
+    }
+
+    /// Whether [`request`](Self::request) was called since the last
+    /// [`reset`](Self::reset).
+    pub fn is_requested(&self) -> bool {
+        self.requested.get()
+    }
+
+    /// Since when the connection has waited, kept alive and idle, for its
+    /// next request; `None` while it reads or answers one (and before its
+    /// first request).
+    pub fn idle_since(&self) -> Option<Instant> {
+        self.idle_since.get()
+    }
+
+    /// Wakes `waker` the next time the connection starts to wait idle.
+    pub fn watch(&self, waker: &Waker) {
+        match self.lender.take() {
+            Some(w) if w.will_wake(waker) => self.lender.set(Some(w)),
+            _ => self.lender.set(Some(waker.clone())),
+        }
+    }
+
+    /// Makes the release ready for another connection: not requested, not
+    /// idle, no waker.
+    pub fn reset(&self) {
+        self.requested.set(false);
+        self.idle_since.set(None);
+        self.connection.set(None);
+        self.lender.set(None);
+    }
+
+    fn set_idle(&self, since: Option<Instant>) {
+        self.idle_since.set(since);
+        if since.is_some() {
+            if let Some(waker) = self.lender.take() {
+                waker.wake();
+            }
+        }
+    }
+
+    fn poll_requested(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.requested.get() {
+            return Poll::Ready(());
+        }
+        match self.connection.take() {
+            Some(w) if w.will_wake(cx.waker()) => self.connection.set(Some(w)),
+            _ => self.connection.set(Some(cx.waker().clone())),
+        }
+        Poll::Pending
+    }
+}
+
+/// [`serve_connection`], with a [`Release`] through which the lender of
+/// the connection sees it wait idle and can ask it to close then.
+///
+/// A kept-alive connection marks itself idle (from
+/// [`Release::idle_since`]) while it waits for its next request with
+/// nothing received, and ends with `Ok(())` as soon as the release is
+/// requested; a new connection that has sent nothing ends so too. A
+/// request in progress is never cut by the release.
+///
+/// # Errors
+///
+/// As [`serve_connection`].
+///
+/// # Cancel safety
+///
+/// As [`serve_connection`].
+pub async fn serve_connection_with<IO, A, const RX: usize, const TX: usize>(
+    io: &mut IO,
+    app: &A,
+    buffers: &mut Buffers<RX, TX>,
+    config: &Config,
+    release: &Release,
+) -> Result<(), Error<IO::Error>>
+where
+    IO: Read + Write,
+    A: App,
+{
+    serve(
+        io,
+        app,
+        &mut buffers.rx,
+        &mut buffers.tx,
+        config,
+        Some(release),
+    )
+    .await
 }
 
 /// What reading a head came to.
@@ -188,6 +346,7 @@ async fn serve<IO: Read + Write, A: App>(
     rx: &mut [u8],
     tx: &mut [u8],
     config: &Config,
+    release: Option<&Release>,
 ) -> Result<(), Error<IO::Error>> {
     // A head must fit in the receive buffer, and its target in half of
     // it: a target that cannot fit is too long (414), whatever else the
@@ -203,11 +362,12 @@ async fn serve<IO: Read + Write, A: App>(
     let mut first = true;
     loop {
         parser.reset();
-        let head_len = match read_head(io, rx, &mut len, &mut parser, config, first).await? {
-            HeadRead::Head(n) => n,
-            HeadRead::Closed => return Ok(()),
-            HeadRead::Reject(status) => return reject(io, tx, status, config).await,
-        };
+        let head_len =
+            match read_head(io, rx, &mut len, &mut parser, config, first, release).await? {
+                HeadRead::Head(n) => n,
+                HeadRead::Closed => return Ok(()),
+                HeadRead::Reject(status) => return reject(io, tx, status, config).await,
+            };
         first = false;
         let (head_bytes, rest) = rx.split_at_mut(head_len);
         let mut fields = [Field::EMPTY; FIELDS];
@@ -249,6 +409,7 @@ async fn read_head<IO: Read + Write>(
     parser: &mut HeadParser,
     config: &Config,
     first: bool,
+    release: Option<&Release>,
 ) -> Result<HeadRead, Error<IO::Error>> {
     let now = Instant::now();
     let mut head_started = first;
@@ -279,7 +440,33 @@ async fn read_head<IO: Read + Write>(
             }
         }
         let room = rx.get_mut(*len..).unwrap_or_default();
-        match with_deadline(deadline, io.read(room)).await {
+        let read = with_deadline(deadline, io.read(room));
+        let read = match release {
+            // Idle, with nothing received: the lender may end the wait.
+            Some(release) if *len == 0 => {
+                if release.is_requested() {
+                    return Ok(HeadRead::Closed);
+                }
+                if !first {
+                    release.set_idle(Some(Instant::now()));
+                }
+                let mut read = pin!(read);
+                let read = poll_fn(|cx| {
+                    if let Poll::Ready(r) = read.as_mut().poll(cx) {
+                        return Poll::Ready(Some(r));
+                    }
+                    release.poll_requested(cx).map(|()| None)
+                })
+                .await;
+                release.set_idle(None);
+                match read {
+                    Some(read) => read,
+                    None => return Ok(HeadRead::Closed),
+                }
+            }
+            _ => read.await,
+        };
+        match read {
             Ok(Ok(0)) if *len == 0 => return Ok(HeadRead::Closed),
             // The client closed within a head: an incomplete request.
             Ok(Ok(0)) => return Ok(HeadRead::Reject(400)),

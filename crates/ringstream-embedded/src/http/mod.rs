@@ -45,7 +45,7 @@ mod request;
 mod response;
 
 pub use asset::{Asset, ETAG_LEN};
-pub use conn::{serve_connection, Buffers, FIELDS};
+pub use conn::{serve_connection, serve_connection_with, Buffers, Release, FIELDS};
 pub use error::Error;
 pub use handler::HttpHandler;
 pub use request::Request;

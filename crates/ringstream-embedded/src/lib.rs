@@ -59,6 +59,7 @@ pub mod http;
 #[cfg(feature = "embassy-net")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embassy-net")))]
 pub mod pool;
+pub mod sse;
 
 pub use config::Config;
 pub use handler::Handler;

@@ -23,6 +23,10 @@ mod http_app;
 #[path = "tokio_tcp/assets.rs"]
 mod assets;
 
+// Server-sent events: `sse::EventStream` and `sse::Broadcaster`.
+#[path = "tokio_tcp/sse.rs"]
+mod sse;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::convert::Infallible;

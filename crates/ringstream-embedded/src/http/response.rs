@@ -237,7 +237,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
     /// caller can join field lists without a buffer (a static asset's own
     /// fields and the application's); it is walked again when the head is
     /// written a second time into an emptied buffer.
-    pub(super) async fn start_with<'f, F>(
+    pub(crate) async fn start_with<'f, F>(
         &mut self,
         status: u16,
         fields: F,
@@ -380,6 +380,26 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
         formatted.map_err(|fmt::Error| Error::Format)
     }
 
+    /// Sends at once what the response holds so far (a chunk of the body
+    /// written, the head), instead of waiting for the transmit buffer to
+    /// fill: a server-sent event leaves as soon as it is written.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Misuse`] before [`start`](Self::start) or after
+    /// [`finish`](Self::finish); an I/O error or [`Error::TimedOut`] when
+    /// sending.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe (see [`send`](Self::send)).
+    pub async fn flush(&mut self) -> Result<(), Error<IO::Error>> {
+        if self.discards()? {
+            return self.send_committed().await;
+        }
+        self.flush_body().await
+    }
+
     /// Ends the response: the last body bytes, the end of a chunked body,
     /// everything sent.
     ///
@@ -446,6 +466,12 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
         self.data_start = self.committed + self.gap;
         self.fill = self.data_start;
         Ok(())
+    }
+
+    /// Whether the response started has a body that is sent (not `HEAD`,
+    /// `204` or `304`).
+    pub(crate) fn sends_body(&self) -> bool {
+        matches!(self.state, State::Body { discard: false, .. })
     }
 
     /// Whether body bytes are dropped; [`Error::Misuse`] outside the body.

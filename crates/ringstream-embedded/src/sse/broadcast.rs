@@ -1,0 +1,439 @@
+//! The [`Broadcaster`]: the last events in one ring of encoded bytes, fixed
+//! at build time, and a [`Subscriber`] per client, which is only a read
+//! position in it.
+
+use core::cell::{Cell, RefCell};
+use core::future::poll_fn;
+use core::task::{Poll, Waker};
+
+use super::Event;
+
+/// What happens to a subscriber that falls further behind than the ring
+/// holds (its next event was overwritten), as in the tokio crate.
+///
+/// The publisher never waits for a subscriber and the ring never grows:
+/// the subscriber is told, and this says what it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverflowPolicy {
+    /// Skip to the oldest event still held, after a comment
+    /// `: dropped N events` (the tokio crate's drop report) so the client
+    /// can tell.
+    DropOldest,
+    /// End the stream; the client's `EventSource` reconnects with
+    /// `Last-Event-ID` and resumes from the ring if it can.
+    Close,
+}
+
+/// Why an event could not be published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PublishError {
+    /// The event's wire bytes are longer than the whole ring (`BYTES`), or
+    /// the ring has no slot (`SLOTS` is 0).
+    TooLarge,
+    /// The broadcaster was [closed](Broadcaster::close).
+    Closed,
+}
+
+impl core::fmt::Display for PublishError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            PublishError::TooLarge => "server-sent event larger than the broadcaster's ring",
+            PublishError::Closed => "broadcaster closed",
+        })
+    }
+}
+
+impl core::error::Error for PublishError {}
+
+/// What a [`Subscriber`] found at its read position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Received {
+    /// The next event's wire bytes, copied into the caller's buffer: their
+    /// length.
+    Event(usize),
+    /// The subscriber fell behind: `skipped` events were overwritten before
+    /// it read them (or one was longer than the caller's buffer). Its
+    /// position is now the oldest event held; the
+    /// [policy](Broadcaster::policy) says whether to go on.
+    Behind {
+        /// Events the subscriber will never see.
+        skipped: u64,
+    },
+    /// The broadcaster was closed and every event was read.
+    Closed,
+}
+
+/// Where one event lies in the ring.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// Absolute byte position of its first byte (`% BYTES` in the ring).
+    start: u64,
+    len: usize,
+    /// Its id: offset in the event and length.
+    id: Option<(usize, usize)>,
+}
+
+/// The ring, behind one `RefCell`.
+struct Ring<const SLOTS: usize, const BYTES: usize> {
+    bytes: [u8; BYTES],
+    /// Event `seq` is in `slots[seq % SLOTS]` while `oldest <= seq < next`.
+    slots: [Slot; SLOTS],
+    oldest: u64,
+    next: u64,
+    /// Absolute byte position after the newest event.
+    end: u64,
+    closed: bool,
+    dropped_total: u64,
+}
+
+impl<const SLOTS: usize, const BYTES: usize> Ring<SLOTS, BYTES> {
+    fn slot(&self, seq: u64) -> Option<&Slot> {
+        self.slots.get(usize::try_from(seq % SLOTS as u64).ok()?)
+    }
+
+    /// Byte `at` (absolute) of the ring.
+    fn byte(&self, at: u64) -> u8 {
+        let i = usize::try_from(at % BYTES as u64).unwrap_or(0);
+        self.bytes.get(i).copied().unwrap_or(0)
+    }
+
+    /// Copies `len` bytes from absolute position `at` into `out`, in at most
+    /// two pieces (the ring's two halves).
+    fn copy_out(&self, at: u64, out: &mut [u8]) {
+        let i = usize::try_from(at % BYTES as u64).unwrap_or(0);
+        let first = out.len().min(BYTES - i);
+        let (a, b) = out.split_at_mut(first);
+        a.copy_from_slice(self.bytes.get(i..i + first).unwrap_or_default());
+        b.copy_from_slice(self.bytes.get(..b.len()).unwrap_or_default());
+    }
+
+    /// Copies `piece` in at absolute position `at`, wrapping.
+    fn copy_in(&mut self, at: u64, piece: &[u8]) {
+        let i = usize::try_from(at % BYTES as u64).unwrap_or(0);
+        let first = piece.len().min(BYTES - i);
+        let (a, b) = piece.split_at(first);
+        if let Some(dst) = self.bytes.get_mut(i..i + first) {
+            dst.copy_from_slice(a);
+        }
+        if let Some(dst) = self.bytes.get_mut(..b.len()) {
+            dst.copy_from_slice(b);
+        }
+    }
+
+    /// The sequence number of the event held with id `id`, newest first.
+    fn find(&self, id: &[u8]) -> Option<u64> {
+        (self.oldest..self.next).rev().find(|&seq| {
+            let Some(Slot {
+                start,
+                id: Some((offset, len)),
+                ..
+            }) = self.slot(seq).copied()
+            else {
+                return false;
+            };
+            len == id.len()
+                && id
+                    .iter()
+                    .enumerate()
+                    .all(|(k, &b)| self.byte(start + (offset + k) as u64) == b)
+        })
+    }
+}
+
+/// Server-sent events fanned out to many clients, in memory fixed at build
+/// time: the last events in one ring of `BYTES` encoded bytes, at most
+/// `SLOTS` of them, and room for `SUBSCRIBERS` clients.
+///
+/// An event is encoded once, into the ring ([`publish`](Self::publish)):
+/// N clients cost one copy of each event, not N. A [`Subscriber`] is a read
+/// position in the ring (and a place for its waker); each client's
+/// stream copies the next event out of the ring only when it writes it.
+/// The publisher never waits: an event overwrites the oldest ones, and a
+/// subscriber whose next event was overwritten is told
+/// ([`Received::Behind`]) and handled by the [`OverflowPolicy`]. A client
+/// reconnecting with `Last-Event-ID` resumes after that event while it is
+/// still in the ring.
+///
+/// # Sharing and wakers
+///
+/// The broadcaster is for one executor (embassy's, single-threaded): its
+/// state is in `Cell`s and a `RefCell`, as the `pool`'s is, and it is not
+/// `Sync`, so the compiler keeps it off other threads and interrupts (put
+/// it in a `static_cell::StaticCell`, or on the stack of a task that owns
+/// the serving tasks). Publish from a task, not an interrupt handler. The
+/// wakers of waiting subscribers are a fixed array of `Option<Waker>`, one
+/// per subscriber place: no heap, no critical section, no extra
+/// dependency (embassy-sync's `MultiWakerRegistration` would do the same
+/// with a critical-section mutex the single-threaded executor does not
+/// need).
+///
+/// # Memory
+///
+/// `BYTES` for the ring, about 24 bytes per slot (40 on 64-bit targets),
+/// one `Option<Waker>` and a flag per subscriber place (12 bytes on
+/// thumbv7em), and a few words: `Broadcaster<16, 2048, 4>` is about 2.5
+/// KiB, whatever the number of events published.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy, Received};
+///
+/// let events: Broadcaster<4, 256, 2> = Broadcaster::new(OverflowPolicy::DropOldest);
+/// let mut a = events.subscribe(None).unwrap();
+/// let mut b = events.subscribe(None).unwrap();
+/// events.publish(&Event::new().try_id("1")?.data("21.5")).unwrap();
+///
+/// let mut buf = [0u8; 64];
+/// assert_eq!(a.try_recv(&mut buf), Some(Received::Event(18)));
+/// assert_eq!(&buf[..18], b"id: 1\ndata: 21.5\n\n");
+/// assert_eq!(b.try_recv(&mut buf), Some(Received::Event(18)));
+/// assert_eq!(a.try_recv(&mut buf), None); // nothing new yet
+///
+/// // A client that comes back with `Last-Event-ID: 1` gets what followed.
+/// events.publish(&Event::new().try_id("2")?.data("21.6")).unwrap();
+/// drop(a);
+/// let mut again = events.subscribe(Some(b"1")).unwrap();
+/// assert_eq!(again.try_recv(&mut buf), Some(Received::Event(18)));
+/// assert_eq!(&buf[..18], b"id: 2\ndata: 21.6\n\n");
+/// # Ok::<(), ringstream_embedded::sse::InvalidField>(())
+/// ```
+pub struct Broadcaster<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize> {
+    ring: RefCell<Ring<SLOTS, BYTES>>,
+    wakers: [Cell<Option<Waker>>; SUBSCRIBERS],
+    taken: [Cell<bool>; SUBSCRIBERS],
+    policy: OverflowPolicy,
+}
+
+impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
+    Broadcaster<SLOTS, BYTES, SUBSCRIBERS>
+{
+    /// An empty broadcaster; `const`, so it can be built in place.
+    pub const fn new(policy: OverflowPolicy) -> Self {
+        Broadcaster {
+            ring: RefCell::new(Ring {
+                bytes: [0; BYTES],
+                slots: [Slot {
+                    start: 0,
+                    len: 0,
+                    id: None,
+                }; SLOTS],
+                oldest: 0,
+                next: 0,
+                end: 0,
+                closed: false,
+                dropped_total: 0,
+            }),
+            wakers: [const { Cell::new(None) }; SUBSCRIBERS],
+            taken: [const { Cell::new(false) }; SUBSCRIBERS],
+            policy,
+        }
+    }
+
+    /// The policy for subscribers that fall behind.
+    pub fn policy(&self) -> OverflowPolicy {
+        self.policy
+    }
+
+    /// Encodes `event` once into the ring, overwriting the oldest events as
+    /// needed, and wakes every waiting subscriber. Never waits.
+    ///
+    /// # Examples
+    ///
+    /// See [`Broadcaster`].
+    ///
+    /// # Errors
+    ///
+    /// [`PublishError::TooLarge`] for an event longer than the ring
+    /// (nothing is overwritten); [`PublishError::Closed`] after
+    /// [`close`](Self::close).
+    pub fn publish(&self, event: &Event<'_>) -> Result<(), PublishError> {
+        {
+            let mut ring = self.ring.borrow_mut();
+            if ring.closed {
+                return Err(PublishError::Closed);
+            }
+            let len = event.encoded_len();
+            if len > BYTES || SLOTS == 0 {
+                return Err(PublishError::TooLarge);
+            }
+            let start = ring.end;
+            let mut at = start;
+            for piece in event.pieces() {
+                ring.copy_in(at, piece);
+                at += piece.len() as u64;
+            }
+            let id = event.id_offset().zip(event.id().map(str::len));
+            let seq = ring.next;
+            let index = usize::try_from(seq % SLOTS as u64).unwrap_or(0);
+            if let Some(slot) = ring.slots.get_mut(index) {
+                *slot = Slot { start, len, id };
+            }
+            ring.next = seq + 1;
+            ring.end = at;
+            // Forget the events overwritten, by slot or by byte.
+            let floor = ring.end.saturating_sub(BYTES as u64);
+            while ring.oldest < ring.next
+                && (ring.next - ring.oldest > SLOTS as u64
+                    || ring.slot(ring.oldest).is_none_or(|s| s.start < floor))
+            {
+                ring.oldest += 1;
+            }
+        }
+        self.wake_all();
+        Ok(())
+    }
+
+    /// A subscriber, reading from the event after the one whose id is
+    /// `last_event_id` if that is still in the ring, else from the next
+    /// event published; `None` when all `SUBSCRIBERS` places are taken.
+    pub fn subscribe(
+        &self,
+        last_event_id: Option<&[u8]>,
+    ) -> Option<Subscriber<'_, SLOTS, BYTES, SUBSCRIBERS>> {
+        let place = self.taken.iter().position(|t| !t.get())?;
+        self.taken.get(place)?.set(true);
+        let ring = self.ring.borrow();
+        let next = last_event_id
+            .and_then(|id| ring.find(id))
+            .map_or(ring.next, |seq| seq + 1);
+        Some(Subscriber {
+            broadcaster: self,
+            next,
+            place,
+        })
+    }
+
+    /// Ends every stream once it has read what is held; later
+    /// [`publish`](Self::publish) calls fail. For a shutdown.
+    pub fn close(&self) {
+        self.ring.borrow_mut().closed = true;
+        self.wake_all();
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.ring.borrow().closed
+    }
+
+    /// Subscribers alive.
+    pub fn subscriber_count(&self) -> usize {
+        self.taken.iter().filter(|t| t.get()).count()
+    }
+
+    /// Events held in the ring.
+    pub fn retained(&self) -> usize {
+        let ring = self.ring.borrow();
+        usize::try_from(ring.next - ring.oldest).unwrap_or(usize::MAX)
+    }
+
+    /// Events skipped by subscribers that fell behind, in total.
+    pub fn dropped_total(&self) -> u64 {
+        self.ring.borrow().dropped_total
+    }
+
+    fn wake_all(&self) {
+        for waker in &self.wakers {
+            if let Some(w) = waker.take() {
+                w.wake();
+            }
+        }
+    }
+}
+
+/// One client's read position in a [`Broadcaster`]; its place is given
+/// back when it is dropped.
+///
+/// # Examples
+///
+/// See [`Broadcaster`] and [`EventStream::forward`](super::EventStream::forward).
+pub struct Subscriber<'b, const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize> {
+    broadcaster: &'b Broadcaster<SLOTS, BYTES, SUBSCRIBERS>,
+    next: u64,
+    place: usize,
+}
+
+impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
+    Subscriber<'_, SLOTS, BYTES, SUBSCRIBERS>
+{
+    /// The broadcaster's policy for a subscriber that falls behind.
+    pub fn policy(&self) -> OverflowPolicy {
+        self.broadcaster.policy
+    }
+
+    /// Copies the next event into `buf`, or says that the subscriber fell
+    /// behind or that the broadcaster is closed; `None` when there is
+    /// nothing new. An event longer than `buf` is skipped and reported as
+    /// [`Received::Behind`]: give a buffer as long as the longest event.
+    pub fn try_recv(&mut self, buf: &mut [u8]) -> Option<Received> {
+        let mut ring = self.broadcaster.ring.borrow_mut();
+        if self.next < ring.oldest {
+            let skipped = ring.oldest - self.next;
+            self.next = ring.oldest;
+            ring.dropped_total += skipped;
+            return Some(Received::Behind { skipped });
+        }
+        if self.next >= ring.next {
+            return ring.closed.then_some(Received::Closed);
+        }
+        let slot = *ring.slot(self.next)?;
+        self.next += 1;
+        let Some(out) = buf.get_mut(..slot.len) else {
+            ring.dropped_total += 1;
+            return Some(Received::Behind { skipped: 1 });
+        };
+        ring.copy_out(slot.start, out);
+        Some(Received::Event(slot.len))
+    }
+
+    /// Waits until [`try_recv`](Self::try_recv) has something to say.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only waits; the position moves in `try_recv`.
+    pub async fn ready(&mut self) {
+        poll_fn(|cx| {
+            let ring = self.broadcaster.ring.borrow();
+            if self.next < ring.oldest || self.next < ring.next || ring.closed {
+                return Poll::Ready(());
+            }
+            if let Some(cell) = self.broadcaster.wakers.get(self.place) {
+                let waker = match cell.take() {
+                    Some(w) if w.will_wake(cx.waker()) => w,
+                    _ => cx.waker().clone(),
+                };
+                cell.set(Some(waker));
+            }
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// [`try_recv`](Self::try_recv), waiting for something to say.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: an event is taken only when it is returned.
+    pub async fn recv(&mut self, buf: &mut [u8]) -> Received {
+        loop {
+            if let Some(received) = self.try_recv(buf) {
+                return received;
+            }
+            self.ready().await;
+        }
+    }
+}
+
+impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize> Drop
+    for Subscriber<'_, SLOTS, BYTES, SUBSCRIBERS>
+{
+    fn drop(&mut self) {
+        if let Some(cell) = self.broadcaster.wakers.get(self.place) {
+            cell.set(None);
+        }
+        if let Some(taken) = self.broadcaster.taken.get(self.place) {
+            taken.set(false);
+        }
+    }
+}

@@ -18,6 +18,12 @@
 //!   [`Asset`](http::Asset) serves a static asset from flash, its
 //!   entity-tag computed at compile time, with `304` and a precompressed
 //!   gzip variant.
+//! - [`sse`]: server-sent events without a heap: an
+//!   [`EventStream`](sse::EventStream) on a response, each event sent at
+//!   once, a keep-alive comment when idle, and a
+//!   [`Broadcaster`](sse::Broadcaster) that keeps the last events once in
+//!   a ring fixed at build time, each client a read position, with a
+//!   policy for a client that falls behind and `Last-Event-ID` resume.
 //! - [`Handler`]: what to do with one connection, given as a single
 //!   [`embedded_io_async`] `Read + Write` object, used whole (never split
 //!   into halves, so a TLS session can carry it).
@@ -36,7 +42,7 @@
 //!
 //! # What comes next
 //!
-//! Server-sent events, WebSocket (with the core's codec), response bytes
+//! WebSocket (with the core's codec), response bytes
 //! formatted straight into the TCP socket's transmit buffer, the seed's
 //! live-data demo and the bench against picoserve.
 //!

@@ -438,3 +438,52 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize> Drop
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Events that wrap around a small ring, ids split by the wrap: every
+    /// event still held is read back whole, found by its id, and the
+    /// evicted ones are reported as skipped.
+    #[test]
+    fn events_and_ids_across_the_wrap() {
+        let ring: Broadcaster<4, 64, 2> = Broadcaster::new(OverflowPolicy::DropOldest);
+        let ids = [
+            "a", "bb", "ccc", "dddd", "eeeee", "ffffff", "g", "hh", "iii",
+        ];
+        let data = ["0123456789", "x", "", "yy\nzz", "0123456789012"];
+        let mut late = ring.subscribe(None).unwrap();
+        let mut wire = [0u8; 64];
+        let mut expected = [0u8; 64];
+        for (k, id) in ids.iter().enumerate() {
+            let event = Event::new().try_id(id).unwrap().data(data[k % data.len()]);
+            ring.publish(&event).unwrap();
+            assert!(ring.retained() <= 4);
+            // The event just published, read by a client that resumes
+            // after the one before it (when that is still held).
+            if k > 0 && ring.retained() > 1 {
+                let mut resumed = ring.subscribe(Some(ids[k - 1].as_bytes())).unwrap();
+                let n = event.encode_into(&mut expected).unwrap();
+                assert_eq!(resumed.try_recv(&mut wire), Some(Received::Event(n)));
+                assert_eq!(wire[..n], expected[..n], "event {id}");
+                assert_eq!(resumed.try_recv(&mut wire), None);
+            }
+        }
+        // The subscriber that never read: told how many it lost, then the
+        // events held, oldest first.
+        let held = ring.retained() as u64;
+        assert_eq!(
+            late.try_recv(&mut wire),
+            Some(Received::Behind {
+                skipped: ids.len() as u64 - held
+            })
+        );
+        for _ in 0..held {
+            assert!(matches!(late.try_recv(&mut wire), Some(Received::Event(_))));
+        }
+        assert_eq!(late.try_recv(&mut wire), None);
+        ring.close();
+        assert_eq!(late.try_recv(&mut wire), Some(Received::Closed));
+    }
+}

@@ -23,6 +23,10 @@ mod http_app;
 #[path = "tokio_tcp/assets.rs"]
 mod assets;
 
+// WebSocket sessions: `Responder::accept_websocket`, over the same sockets.
+#[path = "tokio_tcp/websocket.rs"]
+mod websocket;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::convert::Infallible;

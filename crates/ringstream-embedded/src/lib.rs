@@ -18,6 +18,11 @@
 //!   [`Asset`](http::Asset) serves a static asset from flash, its
 //!   entity-tag computed at compile time, with `304` and a precompressed
 //!   gzip variant.
+//!   [`Responder::accept_websocket`](http::Responder::accept_websocket)
+//!   answers a WebSocket handshake through the core and hands the handler
+//!   a [`WebSocket`](http::WebSocket) on the core's codec: messages in
+//!   pieces of at most the receive buffer, Pings answered, Closes echoed,
+//!   violations closed with the core's codes, no heap.
 //! - [`Handler`]: what to do with one connection, given as a single
 //!   [`embedded_io_async`] `Read + Write` object, used whole (never split
 //!   into halves, so a TLS session can carry it).
@@ -36,7 +41,7 @@
 //!
 //! # What comes next
 //!
-//! Server-sent events, WebSocket (with the core's codec), response bytes
+//! Server-sent events, response bytes
 //! formatted straight into the TCP socket's transmit buffer, the seed's
 //! live-data demo and the bench against picoserve.
 //!

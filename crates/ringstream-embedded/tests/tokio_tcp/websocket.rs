@@ -387,3 +387,76 @@ async fn websocket_future_sizes() {
         "serve_connection future with a WebSocket app: {serve} bytes (its handler holds a 1 KiB copy buffer), WebSocket session: {session} bytes, beside Buffers<1024, 512>"
     );
 }
+
+/// The server's frames after its `101` head, parsed whole: data messages
+/// with their fragments joined, control frames as they are.
+fn messages(output: &[u8]) -> Vec<(u8, Vec<u8>)> {
+    let head_end = output
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a head")
+        + 4;
+    assert!(output.starts_with(b"HTTP/1.1 101 "));
+    let mut rest = &output[head_end..];
+    let mut out = Vec::new();
+    let mut joining: Option<(u8, Vec<u8>)> = None;
+    while !rest.is_empty() {
+        let (fin, opcode) = (rest[0] & 0x80 != 0, rest[0] & 0x0f);
+        let (len, at) = match rest[1] & 0x7f {
+            126 => (u16::from_be_bytes([rest[2], rest[3]]) as usize, 4),
+            127 => (
+                u64::from_be_bytes(rest[2..10].try_into().unwrap()) as usize,
+                10,
+            ),
+            n => (n as usize, 2),
+        };
+        let payload = rest[at..at + len].to_vec();
+        rest = &rest[at + len..];
+        if opcode >= 8 {
+            out.push((opcode, payload));
+            continue;
+        }
+        let (kind, mut data) = joining.take().unwrap_or((opcode, Vec::new()));
+        data.extend_from_slice(&payload);
+        if fin {
+            out.push((kind, data));
+        } else {
+            joining = Some((kind, data));
+        }
+    }
+    out
+}
+
+/// Where the client's bytes are cut between reads changes no message:
+/// the handshake, a text message with a two-byte code point, a Ping, a
+/// 300-byte binary message and a Close, fed whole, one byte at a time and
+/// split at every offset.
+#[test]
+fn any_split_of_the_frames_gives_the_same_messages() {
+    let mut wire = format!(
+        "GET /ws/echo HTTP/1.1\r\nHost: d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    .into_bytes();
+    let binary: Vec<u8> = (0..300).map(|i| i as u8).collect();
+    wire.extend_from_slice(&frame(1, true, "héllo".as_bytes(), true));
+    wire.extend_from_slice(&frame(9, true, b"p", true));
+    wire.extend_from_slice(&frame(2, true, &binary, true));
+    wire.extend_from_slice(&frame(8, true, b"\x03\xe8bye", true));
+    let expected = vec![
+        (1, "héllo".as_bytes().to_vec()),
+        (10, b"p".to_vec()),
+        (2, binary.clone()),
+        (8, b"\x03\xe8bye".to_vec()),
+    ];
+    let check = |cuts: Vec<usize>| {
+        let (output, served, _) = super::serve_scripted_app(&Sockets, &wire, cuts.clone());
+        served.expect("served to the end");
+        assert_eq!(messages(&output), expected, "cuts {cuts:?}");
+    };
+    check(vec![]);
+    check(vec![1; wire.len()]);
+    for at in 1..wire.len() {
+        check(vec![at]);
+    }
+}

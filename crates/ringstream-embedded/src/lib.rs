@@ -18,6 +18,11 @@
 //!   [`Asset`](http::Asset) serves a static asset from flash, its
 //!   entity-tag computed at compile time, with `304` and a precompressed
 //!   gzip variant.
+//!   [`Responder::accept_websocket`](http::Responder::accept_websocket)
+//!   answers a WebSocket handshake through the core and hands the handler
+//!   a [`WebSocket`](http::WebSocket) on the core's codec: messages in
+//!   pieces of at most the receive buffer, Pings answered, Closes echoed,
+//!   violations closed with the core's codes, no heap.
 //! - [`sse`]: server-sent events without a heap: an
 //!   [`EventStream`](sse::EventStream) on a response, each event sent at
 //!   once, a keep-alive comment when idle, and a
@@ -42,9 +47,8 @@
 //!
 //! # What comes next
 //!
-//! WebSocket (with the core's codec), response bytes
-//! formatted straight into the TCP socket's transmit buffer, the seed's
-//! live-data demo and the bench against picoserve.
+//! Response bytes formatted straight into the TCP socket's transmit
+//! buffer, the seed's live-data demo and the bench against picoserve.
 //!
 //! # Features
 //!

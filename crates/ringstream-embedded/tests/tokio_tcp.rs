@@ -26,6 +26,9 @@ mod assets;
 // Server-sent events: `sse::EventStream` and `sse::Broadcaster`.
 #[path = "tokio_tcp/sse.rs"]
 mod sse;
+// WebSocket sessions: `Responder::accept_websocket`, over the same sockets.
+#[path = "tokio_tcp/websocket.rs"]
+mod websocket;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -45,6 +45,9 @@ pub enum Error<E> {
     /// The handler used the [`Responder`](super::Responder) out of order:
     /// a second response head, or body bytes before a head.
     Misuse,
+    /// The WebSocket client broke the protocol; the session was closed
+    /// with the error's close code.
+    WebSocket(ringstream_core::ws::Error),
 }
 
 impl<E> Error<E> {
@@ -58,7 +61,7 @@ impl<E> Error<E> {
             Error::Http(e) => Some(e.status()),
             Error::TimedOut => Some(408),
             Error::Response(_) | Error::Format | Error::Misuse => Some(500),
-            Error::Io(_) | Error::Closed => None,
+            Error::Io(_) | Error::Closed | Error::WebSocket(_) => None,
         }
     }
 }
@@ -79,6 +82,7 @@ impl<E: fmt::Debug> fmt::Display for Error<E> {
             Error::Response(e) => write!(f, "response refused: {e}"),
             Error::Format => f.write_str("formatted output does not fit in the transmit buffer"),
             Error::Misuse => f.write_str("response written out of order"),
+            Error::WebSocket(e) => write!(f, "websocket: {e}"),
         }
     }
 }

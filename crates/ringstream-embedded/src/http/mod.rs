@@ -43,6 +43,7 @@ mod error;
 mod handler;
 mod request;
 mod response;
+mod ws;
 
 pub use asset::{Asset, ETAG_LEN};
 pub use conn::{serve_connection, serve_connection_with, Buffers, Release, FIELDS};
@@ -50,6 +51,7 @@ pub use error::Error;
 pub use handler::HttpHandler;
 pub use request::Request;
 pub use response::{Responder, Sent};
+pub use ws::{Piece, Received, Upgrade, WebSocket, WebSocketConfig};
 
 use embedded_io_async::{Read, Write};
 

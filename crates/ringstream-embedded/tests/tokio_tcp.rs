@@ -29,6 +29,9 @@ mod sse;
 // WebSocket sessions: `Responder::accept_websocket`, over the same sockets.
 #[path = "tokio_tcp/websocket.rs"]
 mod websocket;
+// The seed's demo (`examples/demo/app.rs`), over the same sockets.
+#[path = "tokio_tcp/demo.rs"]
+mod demo;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -78,7 +78,7 @@ const ACCEPT: &str = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
 const MASK: [u8; 4] = [0x37, 0xfa, 0x21, 0x3d];
 
 /// A client frame: masked with [`MASK`] when `masked`.
-fn frame(opcode: u8, fin: bool, payload: &[u8], masked: bool) -> Vec<u8> {
+pub(super) fn frame(opcode: u8, fin: bool, payload: &[u8], masked: bool) -> Vec<u8> {
     let mut out = vec![opcode | if fin { 0x80 } else { 0 }];
     let bit = if masked { 0x80 } else { 0 };
     match payload.len() {
@@ -103,7 +103,7 @@ fn frame(opcode: u8, fin: bool, payload: &[u8], masked: bool) -> Vec<u8> {
 
 /// Opens a WebSocket on `path`: the `101` with the right accept value.
 /// Returns the stream.
-async fn open(port: u16, path: &str) -> TcpStream {
+pub(super) async fn open(port: u16, path: &str) -> TcpStream {
     let mut stream = connect(port).await;
     let request = format!(
         "GET {path} HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
@@ -144,7 +144,7 @@ async fn read_frame<R: AsyncRead + Unpin>(stream: &mut R) -> (bool, u8, Vec<u8>)
 
 /// Reads one data message, its fragments joined: (opcode, payload,
 /// frames).
-async fn read_message<R: AsyncRead + Unpin>(stream: &mut R) -> (u8, Vec<u8>, usize) {
+pub(super) async fn read_message<R: AsyncRead + Unpin>(stream: &mut R) -> (u8, Vec<u8>, usize) {
     let (mut fin, opcode, mut payload) = read_frame(stream).await;
     let mut frames = 1;
     while !fin {

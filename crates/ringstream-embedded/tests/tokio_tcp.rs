@@ -33,8 +33,7 @@ mod websocket;
 #[path = "tokio_tcp/demo.rs"]
 mod demo;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use ringstream_testkit::alloc;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -54,47 +53,8 @@ use tokio::net::{TcpListener, TcpStream};
 // future is being polled.
 // ---------------------------------------------------------------------------
 
-struct Counting;
-
-thread_local! {
-    static MEASURING: Cell<bool> = const { Cell::new(false) };
-    static CALLS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_call() {
-    let _ = MEASURING.try_with(|m| {
-        if m.get() {
-            let _ = CALLS.try_with(|c| c.set(c.get() + 1));
-        }
-    });
-}
-
-// SAFETY: every method forwards to `System` unchanged; the counting
-// touches only const-initialised thread-locals, which never allocate.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_call();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_call();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_call();
-        // SAFETY: forwarded unchanged; `ptr` came from `System`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged; `ptr` came from `System`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: alloc::Counting = alloc::Counting;
 
 /// A future whose polls are counted.
 struct Counted<F>(Pin<Box<F>>);
@@ -102,10 +62,8 @@ struct Counted<F>(Pin<Box<F>>);
 impl<F: Future> Future for Counted<F> {
     type Output = F::Output;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        MEASURING.with(|m| m.set(true));
-        let polled = self.0.as_mut().poll(cx);
-        MEASURING.with(|m| m.set(false));
-        polled
+        let _measured = alloc::Measured::new();
+        self.0.as_mut().poll(cx)
     }
 }
 
@@ -181,15 +139,11 @@ where
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("local address").port();
     let app = Rc::new(app);
-    CALLS.with(|c| c.set(0));
+    alloc::reset();
     let local = tokio::task::LocalSet::new();
     local.spawn_local(serve(listener, Rc::clone(&app)));
     local.run_until(test(port, app)).await;
-    assert_eq!(
-        CALLS.with(Cell::get),
-        0,
-        "the server allocated while serving"
-    );
+    assert_eq!(alloc::calls(), 0, "the server allocated while serving");
 }
 
 async fn connect(port: u16) -> TcpStream {

@@ -73,6 +73,41 @@ pub fn stop() -> usize {
     CALLS.with(Cell::get)
 }
 
+/// Sets this thread's count back to zero without starting to count (a
+/// caller that counts in pieces, with [`Measured`], reads it with
+/// [`calls`]).
+pub fn reset() {
+    CALLS.with(|c| c.set(0));
+}
+
+/// The allocator calls counted on this thread since [`start`] or
+/// [`reset`].
+pub fn calls() -> usize {
+    CALLS.with(Cell::get)
+}
+
+/// Counts this thread's allocator calls until dropped, adding to the
+/// count (each poll of a future under test, say).
+pub struct Measured(bool);
+
+impl Measured {
+    pub fn new() -> Measured {
+        Measured(MEASURING.with(|m| m.replace(true)))
+    }
+}
+
+impl Default for Measured {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for Measured {
+    fn drop(&mut self) {
+        MEASURING.with(|m| m.set(self.0));
+    }
+}
+
 /// Stops counting until dropped (what a service allocates is its own).
 pub struct Uncounted(bool);
 

@@ -109,6 +109,7 @@ mod broadcast;
 mod compression;
 #[cfg(feature = "deflate")]
 mod deflate;
+mod gather;
 mod message;
 mod send;
 mod sink;

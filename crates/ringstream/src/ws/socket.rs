@@ -5,7 +5,7 @@ use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll, Waker};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http::HeaderValue;
 use ringstream_core::ws::{CloseCode, ControlFrame, Decoder, Event, MessageKind, Role};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -13,6 +13,7 @@ use tokio::sync::watch;
 use tokio::time::Sleep;
 
 use super::compression::{self, Compression};
+use super::gather::{Gathered, Incoming};
 use super::{CloseFrame, Config, DeflateParams, Message, Utf8Bytes};
 use crate::error::Error;
 use crate::server::upgrade::{Io, Upgraded};
@@ -94,50 +95,6 @@ pub(super) enum Last {
     Message(Message),
     /// A violation, closed with its code.
     Error(ringstream_core::ws::Error),
-}
-
-/// A message on its way in.
-#[derive(Debug)]
-struct Incoming {
-    kind: MessageKind,
-    data: Gathered,
-    /// The message is compressed: its pieces go to the inflater.
-    compressed: bool,
-}
-
-/// The data of a message so far: one piece (not copied) or several
-/// (gathered).
-#[derive(Debug)]
-enum Gathered {
-    Empty,
-    One(Bytes),
-    Many(BytesMut),
-}
-
-impl Gathered {
-    fn push(&mut self, piece: Bytes) {
-        *self = match std::mem::replace(self, Gathered::Empty) {
-            Gathered::Empty => Gathered::One(piece),
-            Gathered::One(first) => {
-                let mut many = BytesMut::with_capacity(first.len() + piece.len());
-                many.extend_from_slice(&first);
-                many.extend_from_slice(&piece);
-                Gathered::Many(many)
-            }
-            Gathered::Many(mut many) => {
-                many.extend_from_slice(&piece);
-                Gathered::Many(many)
-            }
-        };
-    }
-
-    fn into_bytes(self) -> Bytes {
-        match self {
-            Gathered::Empty => Bytes::new(),
-            Gathered::One(one) => one,
-            Gathered::Many(many) => many.freeze(),
-        }
-    }
 }
 
 impl<T> WebSocket<T> {

@@ -134,6 +134,61 @@ fn chunked_encoding_decodes_back() {
     assert_eq!(d.trailers().collect::<Vec<_>>(), [("x-n", &b"4"[..])]);
 }
 
+/// RFC 9112 §7.1: `chunk-size = 1*HEXDIG` — a size line padded with
+/// leading zeros (reserved before the chunk's length was known) is the
+/// same size, and the core's decoder reads it back; a length wider than
+/// the reserved line is refused, as are zero and more than 16 digits.
+#[test]
+fn padded_chunk_sizes_decode_back() {
+    let enc = ChunkedEncoder::new();
+    assert_eq!(
+        enc.chunk_prefix_padded(0x5b4, 5).unwrap().as_ref(),
+        b"005b4\r\n"
+    );
+    assert_eq!(
+        enc.chunk_prefix_padded(0x5b4, 3).unwrap().as_ref(),
+        b"5b4\r\n"
+    );
+    assert!(enc.chunk_prefix_padded(0x5b4, 2).is_none());
+    assert!(enc.chunk_prefix_padded(0, 4).is_none());
+    assert!(enc.chunk_prefix_padded(1, 17).is_none());
+    assert_eq!(
+        enc.chunk_prefix_padded(u64::MAX, 16).unwrap().as_ref(),
+        b"ffffffffffffffff\r\n"
+    );
+
+    let mut encoder = ringstream_core::h1::Encoder::new(ResponseFraming::Chunked);
+    let reserved = encoder.padded_prefix_len(4096);
+    assert_eq!(reserved, 6);
+    let mut wire = Vec::new();
+    for piece in [&b"x"[..], &[9u8; 300], &[1u8; 4096]] {
+        let frame = encoder.encode_padded(piece.len(), reserved).unwrap();
+        assert_eq!(frame.prefix().len(), reserved);
+        wire.extend_from_slice(frame.prefix());
+        wire.extend_from_slice(piece);
+        wire.extend_from_slice(frame.suffix());
+    }
+    assert_eq!(
+        encoder.encode_padded(0x1_0000, reserved),
+        Err(Error::OutOfSpace)
+    );
+    encoder.finish([], &mut wire).unwrap();
+    assert!(wire.starts_with(b"0001\r\nx\r\n012c\r\n"));
+    let mut d = Decoder::chunked(Limits::DEFAULT);
+    let mut body = Vec::new();
+    let mut input = &wire[..];
+    loop {
+        let p = d.decode(input).unwrap();
+        body.extend_from_slice(&input[p.data.clone()]);
+        input = &input[p.consumed..];
+        if p.finished {
+            break;
+        }
+    }
+    assert_eq!(body.len(), 1 + 300 + 4096);
+    assert!(input.is_empty());
+}
+
 // ---------------------------------------------------------------------------
 // LengthEncoder
 // ---------------------------------------------------------------------------

@@ -45,10 +45,11 @@
 //! embedded-io-adapters' `FromTokio`, so it can be tested with real
 //! sockets and ordinary HTTP clients.
 //!
-//! # What comes next
-//!
-//! Response bytes formatted straight into the TCP socket's transmit
-//! buffer, the seed's live-data demo and the bench against picoserve.
+//! - [`WriteInPlace`]: a connection that lends its own transmit buffer
+//!   (embassy-net's `TcpSocket` does), so that
+//!   [`serve_connection_in_place`](http::serve_connection_in_place) — and
+//!   the pool — format a response's `write!` output straight into the
+//!   socket's transmit buffer, copying none of it.
 //!
 //! # Features
 //!
@@ -66,6 +67,7 @@ pub use ringstream_core;
 mod config;
 mod handler;
 pub mod http;
+mod in_place;
 #[cfg(feature = "embassy-net")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embassy-net")))]
 pub mod pool;
@@ -73,6 +75,7 @@ pub mod sse;
 
 pub use config::Config;
 pub use handler::Handler;
+pub use in_place::WriteInPlace;
 
 /// The README's examples, compiled as doc tests.
 #[cfg(doctest)]

@@ -129,7 +129,7 @@ use embassy_time::{with_timeout, Duration, Instant, Timer};
 use ringstream_core::h1::write_unavailable_response;
 use ringstream_core::SliceBuf;
 
-use crate::http::{serve_connection_with, App, Buffers, Error, HttpHandler, Release};
+use crate::http::{serve_connection_in_place, App, Buffers, Error, HttpHandler, Release};
 use crate::Handler;
 
 /// The `Retry-After` of a refusal, in seconds.
@@ -825,8 +825,14 @@ impl<H: Handler> Serve for Plain<'_, H> {
 impl<A: App, const RX: usize, const TX: usize> Serve for HttpHandler<A, RX, TX> {
     async fn serve(&self, socket: &mut TcpSocket<'_>, release: &Release) -> bool {
         let mut buffers = Buffers::<RX, TX>::new();
-        let served =
-            serve_connection_with(socket, self.app(), &mut buffers, self.config(), release).await;
+        let served = serve_connection_in_place(
+            socket,
+            self.app(),
+            &mut buffers,
+            self.config(),
+            Some(release),
+        )
+        .await;
         !matches!(served, Err(Error::Io(_)))
     }
 }

@@ -32,6 +32,10 @@ mod websocket;
 // The seed's demo (`examples/demo/app.rs`), over the same sockets.
 #[path = "tokio_tcp/demo.rs"]
 mod demo;
+// Responses written in place into a socket-like transmit ring, and what
+// the server copies: `serve_connection_in_place`.
+#[path = "tokio_tcp/in_place.rs"]
+mod in_place;
 
 use ringstream_testkit::alloc;
 use std::convert::Infallible;

@@ -266,6 +266,56 @@ impl ChunkedEncoder {
         })
     }
 
+    /// The size line for a chunk of `len` bytes with its number padded by
+    /// leading zeros to `digits` hex digits (`chunk-size = 1*HEXDIG`, RFC
+    /// 9112 §7.1, allows them), so that a writer can reserve the line
+    /// before it knows how long the chunk will be. `None` when `len` is
+    /// zero, or needs more than `digits` digits, or `digits` is over 16.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::encode::ChunkedEncoder;
+    ///
+    /// let prefix = ChunkedEncoder::new().chunk_prefix_padded(0x2a, 4).unwrap();
+    /// assert_eq!(prefix.as_ref(), b"002a\r\n");
+    /// assert!(ChunkedEncoder::new().chunk_prefix_padded(0x12345, 4).is_none());
+    /// ```
+    pub fn chunk_prefix_padded(&self, len: u64, digits: usize) -> Option<ChunkPrefix> {
+        let mut prefix = self.chunk_prefix(len)?;
+        let nibbles = prefix.len() - CRLF.len();
+        if digits > 16 || nibbles > digits {
+            return None;
+        }
+        let pad = digits - nibbles;
+        let len = prefix.len();
+        prefix.buf.copy_within(..len, pad);
+        prefix.buf[..pad].fill(b'0');
+        prefix.len = (digits + CRLF.len()) as u8;
+        Some(prefix)
+    }
+
+    /// The number of hex digits a chunk of `len` bytes needs in its size
+    /// line (at least one).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::encode::ChunkedEncoder;
+    ///
+    /// assert_eq!(ChunkedEncoder::digits(0), 1);
+    /// assert_eq!(ChunkedEncoder::digits(0xfff), 3);
+    /// assert_eq!(ChunkedEncoder::digits(0x1000), 4);
+    /// ```
+    pub const fn digits(len: u64) -> usize {
+        let bits = 64 - len.leading_zeros() as usize;
+        if bits == 0 {
+            1
+        } else {
+            bits.div_ceil(4)
+        }
+    }
+
     /// Appends one whole chunk (size line, `data`, CRLF) to `out`, copying
     /// the data; does nothing for empty `data`.
     ///
@@ -452,6 +502,71 @@ impl Encoder {
             EncoderKind::CloseDelimited => Ok(empty),
             EncoderKind::NoBody => Err(Error::BodyOverflow),
         }
+    }
+
+    /// How many bytes to reserve before a piece of at most `max_len` bytes
+    /// whose length is not known yet, for
+    /// [`encode_padded`](Self::encode_padded): a chunk-size line as wide as
+    /// `max_len` needs on a chunked body, nothing on the others.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// assert_eq!(Encoder::new(ResponseFraming::Chunked).padded_prefix_len(1024), 5);
+    /// assert_eq!(Encoder::new(ResponseFraming::Length(9)).padded_prefix_len(1024), 0);
+    /// ```
+    #[inline]
+    pub const fn padded_prefix_len(&self, max_len: usize) -> usize {
+        match self.kind {
+            EncoderKind::Chunked(_) => ChunkedEncoder::digits(max_len as u64) + CRLF.len(),
+            _ => 0,
+        }
+    }
+
+    /// [`encode`](Self::encode), with the chunk-size line of a chunked body
+    /// exactly `prefix_len` bytes long (its number padded with leading
+    /// zeros): the line a writer reserved with
+    /// [`padded_prefix_len`](Self::padded_prefix_len) before it wrote the
+    /// data in place behind it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// let mut encoder = Encoder::new(ResponseFraming::Chunked);
+    /// let reserved = encoder.padded_prefix_len(1024);
+    /// let frame = encoder.encode_padded(13, reserved)?;
+    /// assert_eq!(frame.prefix(), b"00d\r\n");
+    /// assert_eq!(frame.suffix(), b"\r\n");
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`encode`](Self::encode); [`Error::OutOfSpace`] when `len`
+    /// does not fit in a size line of `prefix_len` bytes (nothing is
+    /// accounted then).
+    pub fn encode_padded(&mut self, len: usize, prefix_len: usize) -> Result<BodyFrame, Error> {
+        let EncoderKind::Chunked(chunked) = &self.kind else {
+            return self.encode(len);
+        };
+        if len == 0 {
+            return Ok(BodyFrame {
+                prefix: None,
+                suffix: b"",
+            });
+        }
+        let digits = prefix_len.saturating_sub(CRLF.len());
+        let prefix = chunked
+            .chunk_prefix_padded(len as u64, digits)
+            .ok_or(Error::OutOfSpace)?;
+        Ok(BodyFrame {
+            prefix: Some(prefix),
+            suffix: CRLF,
+        })
     }
 
     /// Ends the body: writes the last chunk and the `trailers` to `out` for

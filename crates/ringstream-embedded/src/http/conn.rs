@@ -12,7 +12,8 @@ use ringstream_core::h1::{write_error_response, Exchange, Field, HeadParser, Nex
 use ringstream_core::{Limits, SliceBuf};
 
 use super::{App, Error, Request, Responder};
-use crate::Config;
+use crate::in_place::PollInPlace;
+use crate::{Config, WriteInPlace};
 
 /// Field slots of a request head: a head with more fields is answered 431
 /// ([`TooManyFields`](ringstream_core::Error::TooManyFields)). Each slot
@@ -173,7 +174,16 @@ where
     IO: Read + Write,
     A: App,
 {
-    serve(io, app, &mut buffers.rx, &mut buffers.tx, config, None).await
+    serve(
+        io,
+        app,
+        &mut buffers.rx,
+        &mut buffers.tx,
+        config,
+        None,
+        None,
+    )
+    .await
 }
 
 /// A connection's line to whoever lent it, for
@@ -325,6 +335,57 @@ where
         &mut buffers.tx,
         config,
         Some(release),
+        None,
+    )
+    .await
+}
+
+/// [`serve_connection_with`] over a connection that lends its own transmit
+/// buffer ([`WriteInPlace`]): `write!` formats a response's body straight
+/// into the connection's free transmit space, so the server copies none of
+/// those bytes ([`Responder::copied`] counts what it does copy: the head,
+/// framing, the overflow of a `write!` that did not fit). The `embassy-net`
+/// pool serves HTTP this way. `release` is optional here.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_embedded::embedded_io_async::Read;
+/// use ringstream_embedded::http::{serve_connection_in_place, App, Buffers, Error};
+/// use ringstream_embedded::{Config, WriteInPlace};
+///
+/// async fn serve<IO: Read + WriteInPlace, A: App>(io: &mut IO, app: &A) -> Result<(), Error<IO::Error>> {
+///     let mut buffers = Buffers::<1024, 512>::new();
+///     serve_connection_in_place(io, app, &mut buffers, &Config::DEFAULT, None).await
+/// }
+/// ```
+///
+/// # Errors
+///
+/// As [`serve_connection`].
+///
+/// # Cancel safety
+///
+/// As [`serve_connection`].
+pub async fn serve_connection_in_place<IO, A, const RX: usize, const TX: usize>(
+    io: &mut IO,
+    app: &A,
+    buffers: &mut Buffers<RX, TX>,
+    config: &Config,
+    release: Option<&Release>,
+) -> Result<(), Error<IO::Error>>
+where
+    IO: Read + WriteInPlace,
+    A: App,
+{
+    serve(
+        io,
+        app,
+        &mut buffers.rx,
+        &mut buffers.tx,
+        config,
+        release,
+        Some(IO::poll_write_in_place),
     )
     .await
 }
@@ -347,6 +408,7 @@ async fn serve<IO: Read + Write, A: App>(
     tx: &mut [u8],
     config: &Config,
     release: Option<&Release>,
+    in_place: Option<PollInPlace<IO>>,
 ) -> Result<(), Error<IO::Error>> {
     // A head must fit in the receive buffer, and its target in half of
     // it: a target that cannot fit is too long (414), whatever else the
@@ -378,7 +440,8 @@ async fn serve<IO: Read + Write, A: App>(
         };
         let exchange = Exchange::new(&head);
         let request = Request::new(head, &fields);
-        let mut responder = Responder::new(io, config, exchange, rest, len - head_len, tx);
+        let mut responder =
+            Responder::new(io, config, exchange, rest, len - head_len, tx, in_place);
         let outcome = app.handle(&request, &mut responder).await;
         let unread = conclude(&mut responder, outcome).await?;
         // Pipelined requests move to the start of the buffer (they are

@@ -46,7 +46,9 @@ mod response;
 mod ws;
 
 pub use asset::{Asset, ETAG_LEN};
-pub use conn::{serve_connection, serve_connection_with, Buffers, Release, FIELDS};
+pub use conn::{
+    serve_connection, serve_connection_in_place, serve_connection_with, Buffers, Release, FIELDS,
+};
 pub use error::Error;
 pub use handler::HttpHandler;
 pub use request::Request;

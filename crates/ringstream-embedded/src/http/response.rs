@@ -21,6 +21,21 @@
 //! written with [`Responder::write_all`], which has no bound (and writes a
 //! piece as large as the buffer from where it lies, without copying it
 //! into the buffer).
+//!
+//! # In place
+//!
+//! Over a connection that lends its own transmit buffer
+//! ([`WriteInPlace`](crate::WriteInPlace), served by
+//! [`serve_connection_in_place`](super::serve_connection_in_place)), body
+//! bytes skip the transmit buffer above: `write!` formats straight into the
+//! connection's free transmit space. A chunk is built there across
+//! `write!`s, behind a chunk-size line reserved at its start and padded
+//! with leading zeros (its size is known only when it is sent), and sent
+//! when the free space is full or the response flushes or ends; the output
+//! of a `write!` that overflows the free space goes to the transmit buffer
+//! above as the next chunk, and is copied once. Only the head, those
+//! overflows and a few framing bytes are copied: [`Responder::copied`]
+//! counts them.
 
 use core::fmt;
 
@@ -30,7 +45,10 @@ use ringstream_core::h1::encode::CRLF;
 use ringstream_core::h1::{BodyState, ChunkedEncoder, Decoder, Encoder, Exchange, ResponseHead};
 use ringstream_core::SliceBuf;
 
+mod in_place;
+
 use super::Error;
+use crate::in_place::PollInPlace;
 use crate::Config;
 
 /// Proof that a response was written to its end: only
@@ -129,7 +147,57 @@ pub struct Responder<'c, IO: Read + Write> {
     /// Length of the gap: the longest chunk-size line for this buffer.
     gap: usize,
     state: State,
+    /// The connection's own transmit space, when it lends it.
+    in_place: Option<PollInPlace<IO>>,
+    /// A chunk written in place and not sent yet. While there is one, the
+    /// transmit buffer is empty and nothing else is written to the
+    /// connection.
+    open: Option<Open>,
+    /// Bytes copied on their way out, for [`copied`](Self::copied).
+    copied: usize,
 }
+
+/// A chunk being built in the connection's free transmit space: `len`
+/// bytes written from address `at`, the first `prefix` of them kept for
+/// its size line.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    at: usize,
+    len: usize,
+    prefix: usize,
+}
+
+/// Body output to write in place.
+enum Output<'a, 'f> {
+    /// A `write!`: formatted once, its overflow into the transmit buffer.
+    Fmt(fmt::Arguments<'f>),
+    /// Bytes, as many as there is room for.
+    Bytes(&'a [u8]),
+    /// Nothing: send the open chunk.
+    Seal,
+}
+
+/// What one in-place write did.
+#[derive(Debug, Clone, Copy, Default)]
+struct Filled {
+    /// The free space was too small to start a chunk in; nothing was done.
+    too_small: bool,
+    /// Bytes of [`Output::Bytes`] taken.
+    taken: usize,
+    /// Bytes of [`Output::Fmt`] that overflowed into the transmit buffer.
+    spilled: usize,
+}
+
+/// Why an in-place write failed.
+enum FillError {
+    Response(ringstream_core::Error),
+    Format,
+    /// The connection lent free space without the bytes kept in it.
+    Lost,
+}
+
+/// The fewest data bytes worth starting a chunk in place for.
+const MIN_IN_PLACE: usize = 32;
 
 impl<'c, IO: Read + Write> Responder<'c, IO> {
     /// A responder for the exchange `exchange`, with `received` bytes
@@ -141,6 +209,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
         rx: &'c mut [u8],
         received: usize,
         tx: &'c mut [u8],
+        in_place: Option<PollInPlace<IO>>,
     ) -> Self {
         let decoder = exchange.decoder(config.limits);
         let gap = ChunkedEncoder::new()
@@ -165,7 +234,45 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
             fill: gap,
             gap,
             state: State::Head,
+            in_place,
+            open: None,
+            copied: 0,
         }
+    }
+
+    /// Bytes of this response the server has copied on their way out so
+    /// far: from its transmit buffer into the connection (the head, body
+    /// bytes, framing), from the slices given to
+    /// [`write_all`](Self::write_all), and within its buffers. Bytes that
+    /// `write!` formatted straight into the connection's own transmit
+    /// space ([`WriteInPlace`](crate::WriteInPlace)) are not among them;
+    /// nor are the copies the connection makes itself, into its packets.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// # use ringstream_embedded::http::{App, Error, Request, Responder, Sent};
+    /// struct Counted;
+    ///
+    /// impl App for Counted {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         responder.start(200, &[], None).await?;
+    ///         write!(responder, "{}", 42).await?;
+    ///         let sent = responder.finish().await?;
+    ///         // Over a connection that lends its transmit buffer, the
+    ///         // head and the framing; over any other, every byte once.
+    ///         assert!(responder.copied() > 0);
+    ///         Ok(sent)
+    ///     }
+    /// }
+    /// ```
+    pub fn copied(&self) -> usize {
+        self.copied
     }
 
     /// Whether the response head has been written.
@@ -324,6 +431,24 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
         if self.discards()? {
             return Ok(());
         }
+        if let Some(poll) = self.in_place {
+            self.flush_buffered().await?;
+            while !data.is_empty() {
+                let filled = self.fill_in_place(poll, Output::Bytes(data)).await?;
+                let taken = if filled.too_small {
+                    // Too little contiguous room (the end of a ring):
+                    // this piece goes through the transmit buffer.
+                    let n = data.len().min(self.tx.len() - self.gap - CRLF.len());
+                    self.buffer(data.get(..n).unwrap_or_default());
+                    self.flush_body().await?;
+                    n
+                } else {
+                    filled.taken
+                };
+                data = data.get(taken..).unwrap_or_default();
+            }
+            return Ok(());
+        }
         if data.len() >= self.tx.len() {
             return self.write_through(data).await;
         }
@@ -334,13 +459,20 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
             }
             let n = data.len().min(limit - self.fill);
             let (now, rest) = data.split_at(n);
-            if let Some(dst) = self.tx.get_mut(self.fill..self.fill + n) {
-                dst.copy_from_slice(now);
-            }
-            self.fill += n;
+            self.buffer(now);
             data = rest;
         }
         Ok(())
+    }
+
+    /// Copies body bytes into the transmit buffer, where they wait to be
+    /// framed; the caller made room for them.
+    fn buffer(&mut self, data: &[u8]) {
+        if let Some(dst) = self.tx.get_mut(self.fill..self.fill + data.len()) {
+            dst.copy_from_slice(data);
+            self.fill += data.len();
+            self.copied += data.len();
+        }
     }
 
     /// Formats body text straight into the transmit buffer: the target of
@@ -368,6 +500,14 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
     pub async fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> Result<(), Error<IO::Error>> {
         if self.discards()? {
             return Ok(());
+        }
+        if let Some(poll) = self.in_place {
+            self.flush_buffered().await?;
+            if !self.fill_in_place(poll, Output::Fmt(args)).await?.too_small {
+                return Ok(());
+            }
+            // Too little contiguous room to start a chunk in: formatted
+            // into the empty transmit buffer instead.
         }
         if self.fill > self.tx.len() / 2 {
             self.flush_body().await?;
@@ -397,6 +537,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
         if self.discards()? {
             return self.send_committed().await;
         }
+        self.seal_in_place().await?;
         self.flush_body().await
     }
 
@@ -419,6 +560,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
             return Err(Error::Misuse);
         };
         if !discard {
+            self.seal_in_place().await?;
             self.seal()?;
         }
         let State::Body { mut encoder, .. } = self.state else {
@@ -462,6 +604,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
             Ok(Err(e)) => return Err(Error::Io(e)),
             Err(_) => return Err(Error::TimedOut),
         }
+        self.copied += data.len();
         self.put(frame.suffix())?;
         self.data_start = self.committed + self.gap;
         self.fill = self.data_start;
@@ -508,6 +651,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
         if shift > 0 && self.committed > self.out_start {
             self.tx
                 .copy_within(self.out_start..self.committed, self.out_start + shift);
+            self.copied += self.committed - self.out_start;
         }
         if let Some(p) = self.tx.get_mut(prefix_at..self.data_start) {
             p.copy_from_slice(prefix);
@@ -548,6 +692,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
                 Ok(Err(e)) => return Err(Error::Io(e)),
                 Err(_) => return Err(Error::TimedOut),
             }
+            self.copied += ready.len();
         }
         self.out_start = 0;
         self.committed = 0;

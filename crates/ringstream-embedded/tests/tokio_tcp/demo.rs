@@ -12,7 +12,7 @@ use super::websocket::{frame, open, read_message};
 use super::{connect, dechunk, read_to_close, request, split_head, with_app};
 
 #[path = "../../examples/demo/app.rs"]
-mod app;
+pub mod app;
 
 use app::{Demo, LiveTotals, DASHBOARD, INVERTERS, LINES};
 

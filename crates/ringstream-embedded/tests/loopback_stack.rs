@@ -15,7 +15,8 @@
 //! 4. a burst of silent clients, which the pool's deadline cuts, after
 //!    which it serves again;
 //! 5. a lossy link (dropped and reordered frames): a 40 KiB payload still
-//!    arrives intact;
+//!    arrives intact, from the test handler and, printed and chunked, from
+//!    the HTTP server;
 //! 6. the HTTP server through a second pool: a GET and a 40 KB response
 //!    printed with `write!` and sent chunked, on one kept-alive
 //!    connection; a head that stalls is answered 408 at the head
@@ -24,13 +25,23 @@
 //!    stops reading is cut off, at the I/O deadline, while the other
 //!    worker keeps serving; two idle kept-alive connections give their
 //!    slots up, with a clean close, to two clients queued behind them.
-//! 7. graceful shutdown of both pools: nothing listens any more at once;
-//!    a queued connection is answered `503`; a handler that sees no
-//!    release is cut at the grace deadline; an idle kept-alive HTTP
+//! 7. long-lived connections through a third pool (`live`): a silent
+//!    WebSocket client pinged, then closed with 1001 at its idle deadline,
+//!    and one that answers or talks kept; an idle event stream's
+//!    keep-alive comments at their interval, and a stream whose client
+//!    stops reading cut at the write deadline; a 1 MiB download and
+//!    upload that do not hold up small requests on the other worker;
+//!    each time the other worker serving meanwhile;
+//! 8. graceful shutdown of the first two pools: nothing listens any more
+//!    at once; a queued connection is answered `503`; a handler that sees
+//!    no release is cut at the grace deadline; an idle kept-alive HTTP
 //!    connection closes at once, a request in flight is answered first;
 //!    the listeners and workers return.
 
 mod support;
+
+#[path = "loopback_stack/live.rs"]
+mod live;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -39,11 +50,13 @@ use embassy_net::{Runner, Stack, StackResources};
 use embassy_time::{with_timeout, Duration, Instant, Timer};
 use ringstream_embedded::pool::{Config, Pool, SocketBuffers};
 
+use live::{LiveHttp, LivePool, LIVE_PORT, LIVE_SOCKETS, LIVE_WORKERS};
 use ringstream_embedded::embedded_io_async::{Read, Write};
 use ringstream_embedded::http::HttpHandler;
 use ringstream_embedded::Handler;
 use support::app::{payload_byte, App, PAYLOAD_LEN};
 use support::http_app::{line, Demo, LINES};
+use support::live::Live;
 use support::loopback::{Faults, Link, Loopback};
 use support::{connect, exchange, join_all, request, Client, Failure};
 
@@ -151,6 +164,7 @@ async fn scenarios(
     link: Link,
     pool: &'static TestPool,
     http: (&'static HttpPool, &'static Http),
+    live: &'static LiveHttp,
     done: &'static AtomicBool,
 ) {
     sizes(pool, http.0, http.1);
@@ -164,6 +178,11 @@ async fn scenarios(
     http_deadlines(stack).await;
     http_stalls(stack).await;
     http_idle_gives_way(stack).await;
+    live::ws_silent_client(stack, live).await;
+    live::ws_live_client(stack, live).await;
+    live::sse_keep_alive(stack, live).await;
+    live::sse_stalled_reader(stack, live).await;
+    live::fairness(stack).await;
     shutdown(stack, pool).await;
     http_shutdown(stack, http.0).await;
     done.store(true, Ordering::SeqCst);
@@ -172,7 +191,8 @@ async fn scenarios(
 #[test]
 fn pool_on_embassy_net_over_loopback() {
     // The pool's sockets and every client of a burst at once.
-    let (stack, runner, link) = support::stack::<{ SOCKETS + BURST + HTTP_SOCKETS }>();
+    let (stack, runner, link) =
+        support::stack::<{ SOCKETS + BURST + HTTP_SOCKETS + LIVE_SOCKETS }>();
     let buffers = Box::leak(Box::new(
         [const { SocketBuffers::<RX, TX>::new() }; SOCKETS],
     ));
@@ -201,6 +221,18 @@ fn pool_on_embassy_net_over_loopback() {
             ..ringstream_embedded::Config::DEFAULT
         },
     )));
+    let live_buffers = Box::leak(Box::new(
+        [const { SocketBuffers::<RX, TX>::new() }; LIVE_SOCKETS],
+    ));
+    let live_pool: &'static LivePool = Box::leak(Box::new(Pool::new(
+        stack,
+        Config::new(LIVE_PORT),
+        live_buffers,
+    )));
+    let live_http: &'static LiveHttp = Box::leak(Box::new(HttpHandler::new(
+        Live::new(live::WS_IDLE, live::KEEP_ALIVE),
+        live::server_config(),
+    )));
     let done: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
 
     let executor = Box::leak(Box::new(Executor::new()));
@@ -217,7 +249,12 @@ fn pool_on_embassy_net_over_loopback() {
             for _ in 0..HTTP_WORKERS {
                 spawner.spawn(http_worker(http_pool, http).unwrap());
             }
-            spawner.spawn(scenarios(stack, link, pool, (http_pool, http), done).unwrap());
+            spawner.spawn(live::live_listener(live_pool).unwrap());
+            for _ in 0..LIVE_WORKERS {
+                spawner.spawn(live::live_worker(live_pool, live_http).unwrap());
+            }
+            spawner
+                .spawn(scenarios(stack, link, pool, (http_pool, http), live_http, done).unwrap());
         },
         // A hang fails the test instead of holding CI.
         || done.load(Ordering::SeqCst) || started.elapsed() > std::time::Duration::from_secs(120),

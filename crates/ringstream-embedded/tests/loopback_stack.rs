@@ -482,7 +482,8 @@ async fn silent_burst(stack: Stack<'static>) {
 }
 
 /// One frame in 12 dropped and one in 9 held back behind the next: the
-/// 40 KiB payload arrives whole and in order.
+/// 40 KiB payload of the test handler arrives whole and in order, and so
+/// does the HTTP server's 40 KB page, printed line by line and chunked.
 async fn lossy_link(stack: Stack<'static>, link: &Link) {
     let before = link.counters();
     link.set_faults(Faults {
@@ -508,8 +509,30 @@ async fn lossy_link(stack: Stack<'static>, link: &Link) {
         )
     });
     let took = started.elapsed();
+    let between = link.counters();
+    let page_started = Instant::now();
+    let page = with_timeout(
+        PATIENCE,
+        request(
+            stack,
+            HTTP_PORT,
+            b"GET /lines HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n",
+        ),
+    )
+    .await
+    .expect("the page within the patience")
+    .unwrap_or_else(|f| {
+        panic!(
+            "the page: {f:?} after {}, {:?}",
+            page_started.elapsed(),
+            link.counters()
+        )
+    });
+    let page_took = page_started.elapsed();
     link.set_faults(Faults::default());
     let after = link.counters();
+    let expected: String = (0..LINES).map(line).collect();
+    assert_eq!(lines_body(&page), expected);
 
     let head =
         format!("HTTP/1.1 200 \r\nContent-Length: {PAYLOAD_LEN}\r\nConnection: close\r\n\r\n");
@@ -523,17 +546,21 @@ async fn lossy_link(stack: Stack<'static>, link: &Link) {
     if let Some(i) = (0..PAYLOAD_LEN).find(|&i| body[i] != payload_byte(i)) {
         panic!("payload byte {i} differs");
     }
-    let dropped = after.dropped - before.dropped;
-    let reordered = after.reordered - before.reordered;
-    let frames = after.transmitted - before.transmitted;
-    println!(
-        "lossy link: {frames} frames, {dropped} dropped, {reordered} reordered, {} ms simulated",
-        took.as_millis()
-    );
-    assert!(
-        dropped > 0 && reordered > 0,
-        "the link was not lossy: {after:?}"
-    );
+    for (name, from, to, ms) in [
+        ("payload", before, between, took.as_millis()),
+        ("page", between, after, page_took.as_millis()),
+    ] {
+        let dropped = to.dropped - from.dropped;
+        let reordered = to.reordered - from.reordered;
+        let frames = to.transmitted - from.transmitted;
+        println!(
+            "lossy link, {name}: {frames} frames, {dropped} dropped, {reordered} reordered, {ms} ms simulated"
+        );
+        assert!(
+            dropped > 0 && reordered > 0,
+            "the link was not lossy for the {name}: {from:?} to {to:?}"
+        );
+    }
 
     let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
         .await
@@ -554,6 +581,34 @@ async fn read_n(socket: &mut embassy_net::tcp::TcpSocket<'_>, n: usize) -> Vec<u
         }
     }
     got
+}
+
+/// The body of a `/lines` response that closes its connection, its
+/// chunks decoded here (test side).
+fn lines_body(response: &[u8]) -> String {
+    let head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+    assert!(
+        response.starts_with(head),
+        "{:?}",
+        &response[..response.len().min(80)]
+    );
+    let mut wire = &response[head.len()..];
+    let mut body = Vec::new();
+    loop {
+        let eol = wire
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("a size line");
+        let size = usize::from_str_radix(std::str::from_utf8(&wire[..eol]).unwrap(), 16).unwrap();
+        wire = &wire[eol + 2..];
+        if size == 0 {
+            assert_eq!(wire, b"\r\n");
+            break;
+        }
+        body.extend_from_slice(&wire[..size]);
+        wire = &wire[size + 2..];
+    }
+    String::from_utf8(body).expect("UTF-8 lines")
 }
 
 /// The HTTP server through the pool: a GET, then on the same connection
@@ -586,27 +641,9 @@ async fn http_keep_alive(stack: Stack<'static>, http: &'static Http) {
     .await
     .expect("the page within the patience")
     .expect("the page");
-    let head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
-    assert!(response.starts_with(head), "{:?}", &response[..80]);
-    // The chunked body, decoded here (test side).
-    let mut wire = &response[head.len()..];
-    let mut body = Vec::new();
-    loop {
-        let eol = wire
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .expect("a size line");
-        let size = usize::from_str_radix(std::str::from_utf8(&wire[..eol]).unwrap(), 16).unwrap();
-        wire = &wire[eol + 2..];
-        if size == 0 {
-            assert_eq!(wire, b"\r\n");
-            break;
-        }
-        body.extend_from_slice(&wire[..size]);
-        wire = &wire[size + 2..];
-    }
+    let body = lines_body(&response);
     let expected: String = (0..LINES).map(line).collect();
-    assert_eq!(String::from_utf8(body).unwrap(), expected);
+    assert_eq!(body, expected);
     assert_eq!(http.app().formatter_runs.get() - runs_before, LINES);
     println!(
         "http over the pool: /hello, then /lines ({} bytes) kept alive",

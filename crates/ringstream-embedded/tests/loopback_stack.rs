@@ -595,18 +595,20 @@ fn lines_body(response: &[u8]) -> String {
     let mut wire = &response[head.len()..];
     let mut body = Vec::new();
     loop {
-        let eol = wire
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .expect("a size line");
+        let Some(eol) = wire.windows(2).position(|w| w == b"\r\n") else {
+            panic!("the body cut short after {} bytes", body.len());
+        };
         let size = usize::from_str_radix(std::str::from_utf8(&wire[..eol]).unwrap(), 16).unwrap();
         wire = &wire[eol + 2..];
         if size == 0 {
             assert_eq!(wire, b"\r\n");
             break;
         }
-        body.extend_from_slice(&wire[..size]);
-        wire = &wire[size + 2..];
+        let (Some(data), Some(rest)) = (wire.get(..size), wire.get(size + 2..)) else {
+            panic!("the body cut short after {} bytes", body.len());
+        };
+        body.extend_from_slice(data);
+        wire = rest;
     }
     String::from_utf8(body).expect("UTF-8 lines")
 }

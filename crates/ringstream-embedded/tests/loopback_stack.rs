@@ -11,7 +11,8 @@
 //!    #9: a server that "stops accepting connections and never
 //!    recovers"): every client is served, queued then served, or answered
 //!    `503` at once by the socket kept for refusals; none is reset, none
-//!    hangs, and the pool serves normally afterwards;
+//!    hangs, and the pool serves normally afterwards (and, after the
+//!    long-lived connections of 7, the same with the HTTP server);
 //! 4. a burst of silent clients, which the pool's deadline cuts, after
 //!    which it serves again;
 //! 5. a lossy link (dropped and reordered frames): a 40 KiB payload still
@@ -31,7 +32,7 @@
 //!    keep-alive comments at their interval, and a stream whose client
 //!    stops reading cut at the write deadline; a 1 MiB download and
 //!    upload that do not hold up small requests on the other worker;
-//!    each time the other worker serving meanwhile;
+//!    each time the other worker serving meanwhile; then bursts as in 3;
 //! 8. graceful shutdown of the first two pools: nothing listens any more
 //!    at once; a queued connection is answered `503`; a handler that sees
 //!    no release is cut at the grace deadline; an idle kept-alive HTTP
@@ -170,7 +171,7 @@ async fn scenarios(
     sizes(pool, http.0, http.1);
     round_trip(stack).await;
     for round in 1..=3 {
-        burst(stack, round).await;
+        burst(stack, round, &TEST_HANDLER).await;
     }
     silent_burst(stack).await;
     lossy_link(stack, &link).await;
@@ -183,6 +184,10 @@ async fn scenarios(
     live::sse_keep_alive(stack, live).await;
     live::sse_stalled_reader(stack, live).await;
     live::fairness(stack).await;
+    Timer::after(Config::new(LIVE_PORT).linger).await;
+    for round in 1..=3 {
+        burst(stack, round, &HTTP_SERVER).await;
+    }
     shutdown(stack, pool).await;
     http_shutdown(stack, http.0).await;
     done.store(true, Ordering::SeqCst);
@@ -335,13 +340,48 @@ fn is_unavailable(response: &[u8]) -> bool {
         && text.contains("\r\nconnection: close\r\n")
 }
 
+/// A pool a burst is aimed at: its port, the request each client sends
+/// and the response it expects when served.
+struct Target {
+    name: &'static str,
+    port: u16,
+    request: &'static [u8],
+    response: &'static [u8],
+}
+
+/// The first pool, with the test handler.
+const TEST_HANDLER: Target = Target {
+    name: "test handler",
+    port: PORT,
+    request: HELLO,
+    response: HELLO_RESPONSE,
+};
+
+/// The third pool, with the HTTP server.
+const HTTP_SERVER: Target = Target {
+    name: "http server",
+    port: LIVE_PORT,
+    request: b"GET /hello HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n",
+    response: b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\
+        connection: close\r\n\r\nhello",
+};
+
+// The burst's counts hold for the third pool as for the first.
+const _: () = assert!(LIVE_SOCKETS == SOCKETS && LIVE_WORKERS == WORKERS);
+
 /// `BURST` clients connect at once and only send their requests once every
 /// connect has an answer, so the workers are busy while the others
 /// arrive: `SOCKETS - 1` connections are accepted (`WORKERS` served at
 /// once, the rest queued, then served), and the one the socket kept for
 /// refusals accepts is answered `503` at once. No client is reset and none
 /// hangs. Then the pool serves a request as usual.
-async fn burst(stack: Stack<'static>, round: usize) {
+async fn burst(stack: Stack<'static>, round: usize, target: &'static Target) {
+    let Target {
+        name,
+        port,
+        request: hello,
+        response: hello_response,
+    } = *target;
     // Every socket listens again after the previous round's closes.
     Timer::after(Duration::from_millis(200)).await;
     let answered = std::cell::Cell::new(0);
@@ -352,7 +392,7 @@ async fn burst(stack: Stack<'static>, round: usize) {
                 let mut client = Client::new();
                 let mut socket = client.socket(stack);
                 let started = Instant::now();
-                let connected = connect(&mut socket, PORT).await;
+                let connected = connect(&mut socket, port).await;
                 answered.set(answered.get() + 1);
                 if let Err(failure) = connected {
                     return Err(failure).map_err(|f| (f, started.elapsed()));
@@ -360,7 +400,7 @@ async fn burst(stack: Stack<'static>, round: usize) {
                 while answered.get() < BURST {
                     support::yield_now().await;
                 }
-                let response = exchange(&mut socket, HELLO)
+                let response = exchange(&mut socket, hello)
                     .await
                     .map_err(|f| (f, started.elapsed()))?;
                 if is_unavailable(&response) {
@@ -368,8 +408,8 @@ async fn burst(stack: Stack<'static>, round: usize) {
                 }
                 assert_eq!(
                     response,
-                    HELLO_RESPONSE,
-                    "round {round}: a served client's response: {}",
+                    hello_response,
+                    "{name}, round {round}: a served client's response: {}",
                     String::from_utf8_lossy(&response)
                 );
                 Ok(Outcome::Served)
@@ -378,12 +418,12 @@ async fn burst(stack: Stack<'static>, round: usize) {
         .collect();
     let outcomes: Vec<Outcome> = with_timeout(PATIENCE, join_all(clients))
         .await
-        .unwrap_or_else(|_| panic!("round {round}: a client hung"))
+        .unwrap_or_else(|_| panic!("{name}, round {round}: a client hung"))
         .into_iter()
         .map(|r| match r {
             Ok(outcome) => outcome,
             Err((failure, after)) => {
-                panic!("round {round}: a client failed with {failure:?} after {after}")
+                panic!("{name}, round {round}: a client failed with {failure:?} after {after}")
             }
         })
         .collect();
@@ -391,7 +431,7 @@ async fn burst(stack: Stack<'static>, round: usize) {
         .iter()
         .filter(|o| matches!(o, Outcome::Served))
         .count();
-    assert_eq!(served, SOCKETS - 1, "round {round}: {outcomes:?}");
+    assert_eq!(served, SOCKETS - 1, "{name}, round {round}: {outcomes:?}");
     let unavailable_ms: Vec<u64> = outcomes
         .iter()
         .filter_map(|o| match o {
@@ -402,18 +442,18 @@ async fn burst(stack: Stack<'static>, round: usize) {
     assert_eq!(
         unavailable_ms.len(),
         BURST - (SOCKETS - 1),
-        "round {round}: {outcomes:?}"
+        "{name}, round {round}: {outcomes:?}"
     );
     for ms in &unavailable_ms {
-        assert!(*ms < 100, "round {round}: a 503 took {ms} ms");
+        assert!(*ms < 100, "{name}, round {round}: a 503 took {ms} ms");
     }
-    println!("burst round {round}: {served} served, 503 after {unavailable_ms:?} ms");
+    println!("burst, {name}, round {round}: {served} served, 503 after {unavailable_ms:?} ms");
 
-    let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
+    let response = with_timeout(PATIENCE, request(stack, port, hello))
         .await
-        .unwrap_or_else(|_| panic!("round {round}: the request after the burst hung"))
+        .unwrap_or_else(|_| panic!("{name}, round {round}: the request after the burst hung"))
         .expect("the request after the burst");
-    assert_eq!(response, HELLO_RESPONSE);
+    assert_eq!(response, hello_response);
 }
 
 /// `BURST` clients connect and send nothing. The two served at once are

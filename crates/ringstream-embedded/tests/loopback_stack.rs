@@ -11,11 +11,13 @@
 //!    #9: a server that "stops accepting connections and never
 //!    recovers"): every client is served, queued then served, or answered
 //!    `503` at once by the socket kept for refusals; none is reset, none
-//!    hangs, and the pool serves normally afterwards;
+//!    hangs, and the pool serves normally afterwards (and, after the
+//!    long-lived connections of 7, the same with the HTTP server);
 //! 4. a burst of silent clients, which the pool's deadline cuts, after
 //!    which it serves again;
 //! 5. a lossy link (dropped and reordered frames): a 40 KiB payload still
-//!    arrives intact;
+//!    arrives intact, from the test handler and, printed and chunked, from
+//!    the HTTP server;
 //! 6. the HTTP server through a second pool: a GET and a 40 KB response
 //!    printed with `write!` and sent chunked, on one kept-alive
 //!    connection; a head that stalls is answered 408 at the head
@@ -24,13 +26,23 @@
 //!    stops reading is cut off, at the I/O deadline, while the other
 //!    worker keeps serving; two idle kept-alive connections give their
 //!    slots up, with a clean close, to two clients queued behind them.
-//! 7. graceful shutdown of both pools: nothing listens any more at once;
-//!    a queued connection is answered `503`; a handler that sees no
-//!    release is cut at the grace deadline; an idle kept-alive HTTP
+//! 7. long-lived connections through a third pool (`live`): a silent
+//!    WebSocket client pinged, then closed with 1001 at its idle deadline,
+//!    and one that answers or talks kept; an idle event stream's
+//!    keep-alive comments at their interval, and a stream whose client
+//!    stops reading cut at the write deadline; a 1 MiB download and
+//!    upload that do not hold up small requests on the other worker;
+//!    each time the other worker serving meanwhile; then bursts as in 3;
+//! 8. graceful shutdown of the first two pools: nothing listens any more
+//!    at once; a queued connection is answered `503`; a handler that sees
+//!    no release is cut at the grace deadline; an idle kept-alive HTTP
 //!    connection closes at once, a request in flight is answered first;
 //!    the listeners and workers return.
 
 mod support;
+
+#[path = "loopback_stack/live.rs"]
+mod live;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -39,11 +51,13 @@ use embassy_net::{Runner, Stack, StackResources};
 use embassy_time::{with_timeout, Duration, Instant, Timer};
 use ringstream_embedded::pool::{Config, Pool, SocketBuffers};
 
+use live::{LiveHttp, LivePool, LIVE_PORT, LIVE_SOCKETS, LIVE_WORKERS};
 use ringstream_embedded::embedded_io_async::{Read, Write};
 use ringstream_embedded::http::HttpHandler;
 use ringstream_embedded::Handler;
 use support::app::{payload_byte, App, PAYLOAD_LEN};
 use support::http_app::{line, Demo, LINES};
+use support::live::Live;
 use support::loopback::{Faults, Link, Loopback};
 use support::{connect, exchange, join_all, request, Client, Failure};
 
@@ -151,12 +165,13 @@ async fn scenarios(
     link: Link,
     pool: &'static TestPool,
     http: (&'static HttpPool, &'static Http),
+    live: &'static LiveHttp,
     done: &'static AtomicBool,
 ) {
     sizes(pool, http.0, http.1);
     round_trip(stack).await;
     for round in 1..=3 {
-        burst(stack, round).await;
+        burst(stack, round, &TEST_HANDLER).await;
     }
     silent_burst(stack).await;
     lossy_link(stack, &link).await;
@@ -164,6 +179,15 @@ async fn scenarios(
     http_deadlines(stack).await;
     http_stalls(stack).await;
     http_idle_gives_way(stack).await;
+    live::ws_silent_client(stack, live).await;
+    live::ws_live_client(stack, live).await;
+    live::sse_keep_alive(stack, live).await;
+    live::sse_stalled_reader(stack, live).await;
+    live::fairness(stack).await;
+    Timer::after(Config::new(LIVE_PORT).linger).await;
+    for round in 1..=3 {
+        burst(stack, round, &HTTP_SERVER).await;
+    }
     shutdown(stack, pool).await;
     http_shutdown(stack, http.0).await;
     done.store(true, Ordering::SeqCst);
@@ -172,7 +196,8 @@ async fn scenarios(
 #[test]
 fn pool_on_embassy_net_over_loopback() {
     // The pool's sockets and every client of a burst at once.
-    let (stack, runner, link) = support::stack::<{ SOCKETS + BURST + HTTP_SOCKETS }>();
+    let (stack, runner, link) =
+        support::stack::<{ SOCKETS + BURST + HTTP_SOCKETS + LIVE_SOCKETS }>();
     let buffers = Box::leak(Box::new(
         [const { SocketBuffers::<RX, TX>::new() }; SOCKETS],
     ));
@@ -201,6 +226,18 @@ fn pool_on_embassy_net_over_loopback() {
             ..ringstream_embedded::Config::DEFAULT
         },
     )));
+    let live_buffers = Box::leak(Box::new(
+        [const { SocketBuffers::<RX, TX>::new() }; LIVE_SOCKETS],
+    ));
+    let live_pool: &'static LivePool = Box::leak(Box::new(Pool::new(
+        stack,
+        Config::new(LIVE_PORT),
+        live_buffers,
+    )));
+    let live_http: &'static LiveHttp = Box::leak(Box::new(HttpHandler::new(
+        Live::new(live::WS_IDLE, live::KEEP_ALIVE),
+        live::server_config(),
+    )));
     let done: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
 
     let executor = Box::leak(Box::new(Executor::new()));
@@ -217,7 +254,12 @@ fn pool_on_embassy_net_over_loopback() {
             for _ in 0..HTTP_WORKERS {
                 spawner.spawn(http_worker(http_pool, http).unwrap());
             }
-            spawner.spawn(scenarios(stack, link, pool, (http_pool, http), done).unwrap());
+            spawner.spawn(live::live_listener(live_pool).unwrap());
+            for _ in 0..LIVE_WORKERS {
+                spawner.spawn(live::live_worker(live_pool, live_http).unwrap());
+            }
+            spawner
+                .spawn(scenarios(stack, link, pool, (http_pool, http), live_http, done).unwrap());
         },
         // A hang fails the test instead of holding CI.
         || done.load(Ordering::SeqCst) || started.elapsed() > std::time::Duration::from_secs(120),
@@ -298,13 +340,48 @@ fn is_unavailable(response: &[u8]) -> bool {
         && text.contains("\r\nconnection: close\r\n")
 }
 
+/// A pool a burst is aimed at: its port, the request each client sends
+/// and the response it expects when served.
+struct Target {
+    name: &'static str,
+    port: u16,
+    request: &'static [u8],
+    response: &'static [u8],
+}
+
+/// The first pool, with the test handler.
+const TEST_HANDLER: Target = Target {
+    name: "test handler",
+    port: PORT,
+    request: HELLO,
+    response: HELLO_RESPONSE,
+};
+
+/// The third pool, with the HTTP server.
+const HTTP_SERVER: Target = Target {
+    name: "http server",
+    port: LIVE_PORT,
+    request: b"GET /hello HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n",
+    response: b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\
+        connection: close\r\n\r\nhello",
+};
+
+// The burst's counts hold for the third pool as for the first.
+const _: () = assert!(LIVE_SOCKETS == SOCKETS && LIVE_WORKERS == WORKERS);
+
 /// `BURST` clients connect at once and only send their requests once every
 /// connect has an answer, so the workers are busy while the others
 /// arrive: `SOCKETS - 1` connections are accepted (`WORKERS` served at
 /// once, the rest queued, then served), and the one the socket kept for
 /// refusals accepts is answered `503` at once. No client is reset and none
 /// hangs. Then the pool serves a request as usual.
-async fn burst(stack: Stack<'static>, round: usize) {
+async fn burst(stack: Stack<'static>, round: usize, target: &'static Target) {
+    let Target {
+        name,
+        port,
+        request: hello,
+        response: hello_response,
+    } = *target;
     // Every socket listens again after the previous round's closes.
     Timer::after(Duration::from_millis(200)).await;
     let answered = std::cell::Cell::new(0);
@@ -315,7 +392,7 @@ async fn burst(stack: Stack<'static>, round: usize) {
                 let mut client = Client::new();
                 let mut socket = client.socket(stack);
                 let started = Instant::now();
-                let connected = connect(&mut socket, PORT).await;
+                let connected = connect(&mut socket, port).await;
                 answered.set(answered.get() + 1);
                 if let Err(failure) = connected {
                     return Err(failure).map_err(|f| (f, started.elapsed()));
@@ -323,7 +400,7 @@ async fn burst(stack: Stack<'static>, round: usize) {
                 while answered.get() < BURST {
                     support::yield_now().await;
                 }
-                let response = exchange(&mut socket, HELLO)
+                let response = exchange(&mut socket, hello)
                     .await
                     .map_err(|f| (f, started.elapsed()))?;
                 if is_unavailable(&response) {
@@ -331,8 +408,8 @@ async fn burst(stack: Stack<'static>, round: usize) {
                 }
                 assert_eq!(
                     response,
-                    HELLO_RESPONSE,
-                    "round {round}: a served client's response: {}",
+                    hello_response,
+                    "{name}, round {round}: a served client's response: {}",
                     String::from_utf8_lossy(&response)
                 );
                 Ok(Outcome::Served)
@@ -341,12 +418,12 @@ async fn burst(stack: Stack<'static>, round: usize) {
         .collect();
     let outcomes: Vec<Outcome> = with_timeout(PATIENCE, join_all(clients))
         .await
-        .unwrap_or_else(|_| panic!("round {round}: a client hung"))
+        .unwrap_or_else(|_| panic!("{name}, round {round}: a client hung"))
         .into_iter()
         .map(|r| match r {
             Ok(outcome) => outcome,
             Err((failure, after)) => {
-                panic!("round {round}: a client failed with {failure:?} after {after}")
+                panic!("{name}, round {round}: a client failed with {failure:?} after {after}")
             }
         })
         .collect();
@@ -354,7 +431,7 @@ async fn burst(stack: Stack<'static>, round: usize) {
         .iter()
         .filter(|o| matches!(o, Outcome::Served))
         .count();
-    assert_eq!(served, SOCKETS - 1, "round {round}: {outcomes:?}");
+    assert_eq!(served, SOCKETS - 1, "{name}, round {round}: {outcomes:?}");
     let unavailable_ms: Vec<u64> = outcomes
         .iter()
         .filter_map(|o| match o {
@@ -365,18 +442,18 @@ async fn burst(stack: Stack<'static>, round: usize) {
     assert_eq!(
         unavailable_ms.len(),
         BURST - (SOCKETS - 1),
-        "round {round}: {outcomes:?}"
+        "{name}, round {round}: {outcomes:?}"
     );
     for ms in &unavailable_ms {
-        assert!(*ms < 100, "round {round}: a 503 took {ms} ms");
+        assert!(*ms < 100, "{name}, round {round}: a 503 took {ms} ms");
     }
-    println!("burst round {round}: {served} served, 503 after {unavailable_ms:?} ms");
+    println!("burst, {name}, round {round}: {served} served, 503 after {unavailable_ms:?} ms");
 
-    let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
+    let response = with_timeout(PATIENCE, request(stack, port, hello))
         .await
-        .unwrap_or_else(|_| panic!("round {round}: the request after the burst hung"))
+        .unwrap_or_else(|_| panic!("{name}, round {round}: the request after the burst hung"))
         .expect("the request after the burst");
-    assert_eq!(response, HELLO_RESPONSE);
+    assert_eq!(response, hello_response);
 }
 
 /// `BURST` clients connect and send nothing. The two served at once are
@@ -445,7 +522,8 @@ async fn silent_burst(stack: Stack<'static>) {
 }
 
 /// One frame in 12 dropped and one in 9 held back behind the next: the
-/// 40 KiB payload arrives whole and in order.
+/// 40 KiB payload of the test handler arrives whole and in order, and so
+/// does the HTTP server's 40 KB page, printed line by line and chunked.
 async fn lossy_link(stack: Stack<'static>, link: &Link) {
     let before = link.counters();
     link.set_faults(Faults {
@@ -471,8 +549,30 @@ async fn lossy_link(stack: Stack<'static>, link: &Link) {
         )
     });
     let took = started.elapsed();
+    let between = link.counters();
+    let page_started = Instant::now();
+    let page = with_timeout(
+        PATIENCE,
+        request(
+            stack,
+            HTTP_PORT,
+            b"GET /lines HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n",
+        ),
+    )
+    .await
+    .expect("the page within the patience")
+    .unwrap_or_else(|f| {
+        panic!(
+            "the page: {f:?} after {}, {:?}",
+            page_started.elapsed(),
+            link.counters()
+        )
+    });
+    let page_took = page_started.elapsed();
     link.set_faults(Faults::default());
     let after = link.counters();
+    let expected: String = (0..LINES).map(line).collect();
+    assert_eq!(lines_body(&page), expected);
 
     let head =
         format!("HTTP/1.1 200 \r\nContent-Length: {PAYLOAD_LEN}\r\nConnection: close\r\n\r\n");
@@ -486,17 +586,21 @@ async fn lossy_link(stack: Stack<'static>, link: &Link) {
     if let Some(i) = (0..PAYLOAD_LEN).find(|&i| body[i] != payload_byte(i)) {
         panic!("payload byte {i} differs");
     }
-    let dropped = after.dropped - before.dropped;
-    let reordered = after.reordered - before.reordered;
-    let frames = after.transmitted - before.transmitted;
-    println!(
-        "lossy link: {frames} frames, {dropped} dropped, {reordered} reordered, {} ms simulated",
-        took.as_millis()
-    );
-    assert!(
-        dropped > 0 && reordered > 0,
-        "the link was not lossy: {after:?}"
-    );
+    for (name, from, to, ms) in [
+        ("payload", before, between, took.as_millis()),
+        ("page", between, after, page_took.as_millis()),
+    ] {
+        let dropped = to.dropped - from.dropped;
+        let reordered = to.reordered - from.reordered;
+        let frames = to.transmitted - from.transmitted;
+        println!(
+            "lossy link, {name}: {frames} frames, {dropped} dropped, {reordered} reordered, {ms} ms simulated"
+        );
+        assert!(
+            dropped > 0 && reordered > 0,
+            "the link was not lossy for the {name}: {from:?} to {to:?}"
+        );
+    }
 
     let response = with_timeout(PATIENCE, request(stack, PORT, HELLO))
         .await
@@ -517,6 +621,36 @@ async fn read_n(socket: &mut embassy_net::tcp::TcpSocket<'_>, n: usize) -> Vec<u
         }
     }
     got
+}
+
+/// The body of a `/lines` response that closes its connection, its
+/// chunks decoded here (test side).
+fn lines_body(response: &[u8]) -> String {
+    let head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+    assert!(
+        response.starts_with(head),
+        "{:?}",
+        &response[..response.len().min(80)]
+    );
+    let mut wire = &response[head.len()..];
+    let mut body = Vec::new();
+    loop {
+        let Some(eol) = wire.windows(2).position(|w| w == b"\r\n") else {
+            panic!("the body cut short after {} bytes", body.len());
+        };
+        let size = usize::from_str_radix(std::str::from_utf8(&wire[..eol]).unwrap(), 16).unwrap();
+        wire = &wire[eol + 2..];
+        if size == 0 {
+            assert_eq!(wire, b"\r\n");
+            break;
+        }
+        let (Some(data), Some(rest)) = (wire.get(..size), wire.get(size + 2..)) else {
+            panic!("the body cut short after {} bytes", body.len());
+        };
+        body.extend_from_slice(data);
+        wire = rest;
+    }
+    String::from_utf8(body).expect("UTF-8 lines")
 }
 
 /// The HTTP server through the pool: a GET, then on the same connection
@@ -549,27 +683,9 @@ async fn http_keep_alive(stack: Stack<'static>, http: &'static Http) {
     .await
     .expect("the page within the patience")
     .expect("the page");
-    let head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
-    assert!(response.starts_with(head), "{:?}", &response[..80]);
-    // The chunked body, decoded here (test side).
-    let mut wire = &response[head.len()..];
-    let mut body = Vec::new();
-    loop {
-        let eol = wire
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .expect("a size line");
-        let size = usize::from_str_radix(std::str::from_utf8(&wire[..eol]).unwrap(), 16).unwrap();
-        wire = &wire[eol + 2..];
-        if size == 0 {
-            assert_eq!(wire, b"\r\n");
-            break;
-        }
-        body.extend_from_slice(&wire[..size]);
-        wire = &wire[size + 2..];
-    }
+    let body = lines_body(&response);
     let expected: String = (0..LINES).map(line).collect();
-    assert_eq!(String::from_utf8(body).unwrap(), expected);
+    assert_eq!(body, expected);
     assert_eq!(http.app().formatter_runs.get() - runs_before, LINES);
     println!(
         "http over the pool: /hello, then /lines ({} bytes) kept alive",

@@ -10,6 +10,8 @@
 //! - [`app`]: the handler the pool tests serve.
 //! - [`http_app`]: the HTTP application the server tests serve (shared
 //!   with the tokio test).
+//! - [`live`]: the application of the long-lived scenarios (WebSocket,
+//!   server-sent events, a 1 MiB download), over [`http_app`]'s routes.
 //!
 //! Embassy's executor, its task pools and the time driver are statics:
 //! one test function per test binary, running its scenarios one after the
@@ -18,6 +20,7 @@
 
 pub mod app;
 pub mod http_app;
+pub mod live;
 pub mod loopback;
 
 use std::future::{poll_fn, Future};
@@ -93,6 +96,34 @@ pub async fn join_all<'a, T>(mut futures: Vec<Pin<Box<dyn Future<Output = T> + '
     })
     .await;
     outputs.into_iter().flatten().collect()
+}
+
+/// Runs two futures concurrently and returns both outputs.
+pub async fn join<A, B>(a: impl Future<Output = A>, b: impl Future<Output = B>) -> (A, B) {
+    let (mut a, mut b) = (Box::pin(a), Box::pin(b));
+    let (mut ra, mut rb) = (None, None);
+    poll_fn(|cx| {
+        if ra.is_none() {
+            if let Poll::Ready(v) = a.as_mut().poll(cx) {
+                ra = Some(v);
+            }
+        }
+        if rb.is_none() {
+            if let Poll::Ready(v) = b.as_mut().poll(cx) {
+                rb = Some(v);
+            }
+        }
+        if ra.is_some() && rb.is_some() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+    match (ra, rb) {
+        (Some(a), Some(b)) => (a, b),
+        _ => unreachable!("both are ready"),
+    }
 }
 
 /// Why a client's exchange failed.

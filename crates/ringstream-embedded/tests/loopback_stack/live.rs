@@ -303,12 +303,22 @@ pub async fn ws_live_client(stack: Stack<'static>, live: &'static LiveHttp) {
 const STREAM_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
     cache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n";
 
-/// The chunk a flushed event or comment travels in.
-fn chunk(event: &[u8]) -> Vec<u8> {
-    let mut wire = format!("{:x}\r\n", event.len()).into_bytes();
-    wire.extend_from_slice(event);
-    wire.extend_from_slice(b"\r\n");
-    wire
+/// The data of the next chunk of a chunked body, read whole (its size
+/// line may have leading zeros: the server reserves it before it knows
+/// the chunk's size).
+async fn read_chunk(socket: &mut TcpSocket<'_>) -> Vec<u8> {
+    let mut line = Vec::new();
+    while !line.ends_with(b"\r\n") {
+        let byte = read_n(socket, 1).await;
+        assert_eq!(byte.len(), 1, "the connection ended within a size line");
+        line.extend_from_slice(&byte);
+    }
+    let size = std::str::from_utf8(&line[..line.len() - 2]).expect("a size line");
+    let size = usize::from_str_radix(size, 16).expect("a hex size");
+    let mut data = read_n(socket, size + 2).await;
+    assert!(data.ends_with(b"\r\n"), "a chunk ends with CRLF");
+    data.truncate(size);
+    data
 }
 
 /// Opens `/events` and reads the stream's head.
@@ -329,7 +339,7 @@ pub async fn sse_keep_alive(stack: Stack<'static>, live: &'static LiveHttp) {
     settle().await;
     let app = live.app();
     app.sse_ended.take();
-    let keep_alive = chunk(b": keep-alive\n\n");
+    let keep_alive = b": keep-alive\n\n";
     let slack = Duration::from_millis(30);
     let mut client = Client::new();
     let mut socket = client.socket(stack);
@@ -340,7 +350,7 @@ pub async fn sse_keep_alive(stack: Stack<'static>, live: &'static LiveHttp) {
     let stream = async {
         let mut gaps = Vec::new();
         for i in 0..3 {
-            let got = read_n(&mut socket, keep_alive.len()).await;
+            let got = read_chunk(&mut socket).await;
             assert_eq!(got, keep_alive, "keep-alive {i}");
             gaps.push(last.elapsed());
             last = Instant::now();
@@ -351,12 +361,9 @@ pub async fn sse_keep_alive(stack: Stack<'static>, live: &'static LiveHttp) {
         let n = event.encode_into(&mut wire).unwrap();
         let published = Instant::now();
         app.events.publish(&event).unwrap();
-        assert_eq!(
-            read_n(&mut socket, chunk(&wire[..n]).len()).await,
-            chunk(&wire[..n])
-        );
+        assert_eq!(read_chunk(&mut socket).await, &wire[..n]);
         let delivered = published.elapsed();
-        assert_eq!(read_n(&mut socket, keep_alive.len()).await, keep_alive);
+        assert_eq!(read_chunk(&mut socket).await, keep_alive);
         let next = published.elapsed();
         (gaps, delivered, next)
     };

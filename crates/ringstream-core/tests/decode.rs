@@ -7,7 +7,8 @@
 
 use proptest::prelude::*;
 use ringstream_core::h1::decode::{ChunkedDecoder, Decoder, LengthDecoder};
-use ringstream_core::h1::encode::{ChunkedEncoder, CRLF};
+use ringstream_core::h1::encode::ChunkedEncoder;
+use ringstream_core::h1::CRLF;
 use ringstream_core::{Error, Limits, SliceBuf};
 
 // ---------------------------------------------------------------------------

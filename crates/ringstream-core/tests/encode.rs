@@ -6,12 +6,12 @@
 #![cfg(feature = "alloc")]
 
 use proptest::prelude::*;
+use ringstream_core::h1::date::{DateCache, HttpDate, HTTP_DATE_LEN, MAX_HTTP_DATE_SECS};
 use ringstream_core::h1::decode::Decoder;
-use ringstream_core::h1::encode::{
-    reason_phrase, response_framing, write_response_head, ChunkedEncoder, DateCache, HttpDate,
-    LengthEncoder, ResponseFraming, ResponseHead, CRLF, HTTP_DATE_LEN, MAX_HTTP_DATE_SECS,
-};
+use ringstream_core::h1::encode::{ChunkedEncoder, LengthEncoder};
+use ringstream_core::h1::response::{reason_phrase, write_response_head, ResponseHead};
 use ringstream_core::h1::Version;
+use ringstream_core::h1::{response_framing, ResponseFraming, CRLF};
 use ringstream_core::{Error, Limits};
 
 const DATE: &[u8] = b"Sun, 06 Nov 1994 08:49:37 GMT";

@@ -61,10 +61,11 @@
 //! ```
 
 use super::decode::Decoder;
-use super::encode::{Encoder, ResponseHead};
-use super::head::{list, RequestHead, TargetForm};
-use super::response::write_head_with;
-use super::{BodyFraming, Version};
+use super::encode::Encoder;
+use super::framing::BodyFraming;
+use super::head::{RequestHead, TargetForm};
+use super::response::{write_head_with, ResponseHead};
+use super::version::Version;
 use crate::out::WriteBuf;
 use crate::{Error, Limits};
 
@@ -455,44 +456,5 @@ const fn length_without_body(status: u16, field: Option<u64>, body: Option<u64>)
         (Some(n), _) => Some(n),
         (None, Some(0) | None) => None,
         (None, Some(n)) => Some(n),
-    }
-}
-
-/// What a response's own fields say about framing and the connection.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct ResponseFields {
-    /// A `Connection` field lists `close`.
-    pub(crate) close: bool,
-    /// A `Connection` field lists `upgrade`.
-    pub(crate) upgrade: bool,
-    /// The value of the first `Content-Length` field, if it is valid.
-    pub(crate) content_length: Option<u64>,
-    /// A `Content-Length` field was seen (later ones are ignored).
-    length_seen: bool,
-}
-
-impl ResponseFields {
-    /// Takes note of one field the head writer skipped; `true` if it is a
-    /// framing or connection field (which the writer must not copy).
-    #[inline]
-    pub(crate) fn note(&mut self, name: &[u8], value: &[u8]) -> bool {
-        match name.len() {
-            10 if name.eq_ignore_ascii_case(b"connection") => {
-                for token in list(value) {
-                    self.close |= token.eq_ignore_ascii_case(b"close");
-                    self.upgrade |= token.eq_ignore_ascii_case(b"upgrade");
-                }
-                true
-            }
-            14 if name.eq_ignore_ascii_case(b"content-length") => {
-                if !self.length_seen {
-                    self.length_seen = true;
-                    self.content_length = super::head::parse_decimal(value);
-                }
-                true
-            }
-            17 => name.eq_ignore_ascii_case(b"transfer-encoding"),
-            _ => false,
-        }
     }
 }

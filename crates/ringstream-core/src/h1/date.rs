@@ -19,7 +19,7 @@ pub const MAX_HTTP_DATE_SECS: u64 = 253_402_300_799;
 /// # Examples
 ///
 /// ```
-/// use ringstream_core::h1::encode::HttpDate;
+/// use ringstream_core::h1::date::HttpDate;
 ///
 /// let date = HttpDate::from_unix_secs(784_111_777);
 /// assert_eq!(date.as_str(), "Sun, 06 Nov 1994 08:49:37 GMT");
@@ -115,7 +115,7 @@ impl core::fmt::Display for HttpDate {
 /// # Examples
 ///
 /// ```
-/// use ringstream_core::h1::encode::DateCache;
+/// use ringstream_core::h1::date::DateCache;
 ///
 /// let mut cache = DateCache::new();
 /// assert_eq!(cache.update(0), b"Thu, 01 Jan 1970 00:00:00 GMT");

@@ -30,7 +30,8 @@
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use crate::h1::{is_tchar, BodyFraming};
+use crate::h1::framing::BodyFraming;
+use crate::h1::syntax::{is_field_vchar, is_tchar, is_ws};
 use crate::{Error, Limits};
 
 /// The result of one decode step over an input slice.
@@ -1116,18 +1117,6 @@ const fn hex_value(b: u8) -> Option<u8> {
         b'A'..=b'F' => Some(b - b'A' + 10),
         _ => None,
     }
-}
-
-/// `VCHAR / obs-text`: a byte allowed inside a field value (RFC 9110 §5.5).
-#[inline]
-pub(crate) const fn is_field_vchar(b: u8) -> bool {
-    matches!(b, 0x21..=0x7e | 0x80..=0xff)
-}
-
-/// `SP / HTAB`.
-#[inline]
-pub(crate) const fn is_ws(b: u8) -> bool {
-    b == b' ' || b == b'\t'
 }
 
 /// Fields that must not appear in a trailer section because they frame or

@@ -1,6 +1,7 @@
-//! Response body encoding: the framing rule and the body encoders
-//! ([`Encoder`], [`LengthEncoder`], [`ChunkedEncoder`]). The head writer
-//! (in `response`) and the `Date` value (in `date`) are re-exported here.
+//! Response body encoding: the body encoders ([`Encoder`],
+//! [`LengthEncoder`], [`ChunkedEncoder`]), for the framing the response
+//! framing rule chose ([`ResponseFraming`]). The head is written by
+//! [`response`](super::response).
 //!
 //! Nothing here performs I/O. The encoders hand back small framing pieces
 //! (a chunk-size line, a CRLF) so a writer can send framing and the untouched
@@ -10,115 +11,11 @@
 
 use crate::h1::decode::is_forbidden_trailer;
 use crate::h1::response::check_field;
-use crate::h1::Version;
 use crate::out::{OutOfSpace, WriteBuf};
 use crate::Error;
 
-pub use crate::h1::date::{DateCache, HttpDate, HTTP_DATE_LEN, MAX_HTTP_DATE_SECS};
-pub use crate::h1::response::{
-    reason_phrase, write_error_response, write_response_head, write_unavailable_response,
-    ResponseHead,
-};
-
-/// The line terminator of HTTP/1.1 framing.
-pub const CRLF: &[u8] = b"\r\n";
-
-// ---------------------------------------------------------------------------
-// Framing rule
-// ---------------------------------------------------------------------------
-
-/// How a response body is delimited on the wire (RFC 9112 §6.3).
-///
-/// # Examples
-///
-/// ```
-/// use ringstream_core::h1::encode::{response_framing, ResponseFraming};
-/// use ringstream_core::h1::Version;
-///
-/// assert_eq!(
-///     response_framing(false, 200, Version::Http11, None),
-///     ResponseFraming::Chunked
-/// );
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ResponseFraming {
-    /// The response has no body. A response to `HEAD` and a `304` may still
-    /// advertise the length the body would have had.
-    NoBody {
-        /// The `Content-Length` to advertise, if any.
-        content_length: Option<u64>,
-    },
-    /// A body of exactly this many bytes (`Content-Length`).
-    Length(u64),
-    /// A chunked body (`Transfer-Encoding: chunked`), HTTP/1.1 only.
-    Chunked,
-    /// A body delimited by closing the connection (HTTP/1.0 with no known
-    /// length).
-    CloseDelimited,
-}
-
-impl ResponseFraming {
-    /// Whether body bytes may be sent.
-    pub const fn has_body(self) -> bool {
-        !matches!(self, ResponseFraming::NoBody { .. })
-    }
-
-    /// Whether the connection must close after the response.
-    pub const fn requires_close(self) -> bool {
-        matches!(self, ResponseFraming::CloseDelimited)
-    }
-}
-
-/// Decides how a response is framed (RFC 9112 §6.3, RFC 9110 §6.4.1).
-///
-/// - a response to `HEAD`, and a `304`, carry no body but advertise
-///   `known_length` as the length the body would have had;
-/// - `1xx` and `204` carry no body and no length;
-/// - otherwise a known length frames the body with `Content-Length`, and an
-///   unknown one uses chunked coding on HTTP/1.1 and closes the connection
-///   on HTTP/1.0.
-///
-/// # Examples
-///
-/// ```
-/// use ringstream_core::h1::encode::{response_framing, ResponseFraming};
-/// use ringstream_core::h1::Version;
-///
-/// assert_eq!(
-///     response_framing(true, 200, Version::Http11, Some(42)),
-///     ResponseFraming::NoBody { content_length: Some(42) }
-/// );
-/// assert_eq!(
-///     response_framing(false, 204, Version::Http11, Some(42)),
-///     ResponseFraming::NoBody { content_length: None }
-/// );
-/// assert_eq!(
-///     response_framing(false, 200, Version::Http10, None),
-///     ResponseFraming::CloseDelimited
-/// );
-/// ```
-pub const fn response_framing(
-    request_is_head: bool,
-    status: u16,
-    version: Version,
-    known_length: Option<u64>,
-) -> ResponseFraming {
-    if (status >= 100 && status < 200) || status == 204 {
-        return ResponseFraming::NoBody {
-            content_length: None,
-        };
-    }
-    if request_is_head || status == 304 {
-        return ResponseFraming::NoBody {
-            content_length: known_length,
-        };
-    }
-    match (known_length, version) {
-        (Some(n), _) => ResponseFraming::Length(n),
-        (None, Version::Http11) => ResponseFraming::Chunked,
-        (None, Version::Http10) => ResponseFraming::CloseDelimited,
-    }
-}
+use crate::h1::framing::ResponseFraming;
+use crate::h1::syntax::CRLF;
 
 // ---------------------------------------------------------------------------
 // LengthEncoder
@@ -197,7 +94,8 @@ impl LengthEncoder {
 /// # Examples
 ///
 /// ```
-/// use ringstream_core::h1::encode::{ChunkedEncoder, CRLF};
+/// use ringstream_core::h1::encode::ChunkedEncoder;
+/// use ringstream_core::h1::CRLF;
 ///
 /// let encoder = ChunkedEncoder::new();
 /// let data = b"hello, world";

@@ -7,7 +7,7 @@
 
 use core::ops::Deref;
 
-use super::head::{list, parse_decimal};
+use super::syntax::{list, parse_decimal};
 
 /// One entity-tag from a list: its opaque part (quotes included) and
 /// whether it carried the `W/` weakness prefix.

@@ -5,10 +5,9 @@
 //! (any [`WriteBuf`]: a `Vec<u8>`, a fixed slice, a ring), which is left as
 //! it was when a head is refused or does not fit.
 
-use super::conn::ResponseFields;
-use super::decode::{is_field_vchar, is_ws};
-use super::encode::{ResponseFraming, CRLF};
-use super::{is_field_value, is_token, Version};
+use super::framing::ResponseFraming;
+use super::syntax::{is_field_value, is_field_vchar, is_token, is_ws, list, parse_decimal, CRLF};
+use super::version::Version;
 use crate::out::{OutOfSpace, WriteBuf};
 use crate::Error;
 
@@ -98,7 +97,8 @@ impl<'a> ResponseHead<'a> {
 /// # Examples
 ///
 /// ```
-/// use ringstream_core::h1::encode::{write_response_head, ResponseFraming, ResponseHead};
+/// use ringstream_core::h1::response::{write_response_head, ResponseHead};
+/// use ringstream_core::h1::ResponseFraming;
 ///
 /// let mut out = Vec::new();
 /// let head = ResponseHead::new(200).date(b"Sun, 06 Nov 1994 08:49:37 GMT");
@@ -279,7 +279,7 @@ fn common_status_line(status: u16) -> Option<&'static [u8]> {
 /// # Examples
 ///
 /// ```
-/// use ringstream_core::h1::encode::write_error_response;
+/// use ringstream_core::h1::response::write_error_response;
 ///
 /// let mut out = Vec::new();
 /// write_error_response(&mut out, 400, b"")?;
@@ -311,7 +311,7 @@ where
 /// # Examples
 ///
 /// ```
-/// use ringstream_core::h1::encode::write_unavailable_response;
+/// use ringstream_core::h1::response::write_unavailable_response;
 ///
 /// let mut out = Vec::new();
 /// write_unavailable_response(&mut out, 1, b"")?;
@@ -437,7 +437,7 @@ fn is_clean_value(value: &[u8]) -> bool {
 /// # Examples
 ///
 /// ```
-/// use ringstream_core::h1::encode::reason_phrase;
+/// use ringstream_core::h1::response::reason_phrase;
 ///
 /// assert_eq!(reason_phrase(404), "Not Found");
 /// assert_eq!(reason_phrase(599), "");
@@ -603,6 +603,45 @@ mod tests {
             let mut out = SliceBuf::new(&mut storage);
             write_u64(&mut out, v).unwrap();
             assert_eq!(out.written(), alloc::format!("{v}").as_bytes(), "{v}");
+        }
+    }
+}
+
+/// What a response's own fields say about framing and the connection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ResponseFields {
+    /// A `Connection` field lists `close`.
+    pub(crate) close: bool,
+    /// A `Connection` field lists `upgrade`.
+    pub(crate) upgrade: bool,
+    /// The value of the first `Content-Length` field, if it is valid.
+    pub(crate) content_length: Option<u64>,
+    /// A `Content-Length` field was seen (later ones are ignored).
+    length_seen: bool,
+}
+
+impl ResponseFields {
+    /// Takes note of one field the head writer skipped; `true` if it is a
+    /// framing or connection field (which the writer must not copy).
+    #[inline]
+    pub(crate) fn note(&mut self, name: &[u8], value: &[u8]) -> bool {
+        match name.len() {
+            10 if name.eq_ignore_ascii_case(b"connection") => {
+                for token in list(value) {
+                    self.close |= token.eq_ignore_ascii_case(b"close");
+                    self.upgrade |= token.eq_ignore_ascii_case(b"upgrade");
+                }
+                true
+            }
+            14 if name.eq_ignore_ascii_case(b"content-length") => {
+                if !self.length_seen {
+                    self.length_seen = true;
+                    self.content_length = parse_decimal(value);
+                }
+                true
+            }
+            17 => name.eq_ignore_ascii_case(b"transfer-encoding"),
+            _ => false,
         }
     }
 }

@@ -15,7 +15,7 @@
 
 use core::fmt;
 
-use crate::ws::CloseCode;
+use crate::ws::close_code::CloseCode;
 
 /// A WebSocket error found by the sans-IO core.
 ///

@@ -69,6 +69,7 @@
 //! ```
 
 pub mod close;
+pub mod close_code;
 pub mod decode;
 pub mod encode;
 pub mod error;
@@ -78,7 +79,8 @@ pub mod handshake;
 pub mod mask;
 pub mod utf8;
 
-pub use close::{CloseCode, ClosePayload, MAX_CLOSE_REASON_LEN};
+pub use close::{ClosePayload, MAX_CLOSE_REASON_LEN};
+pub use close_code::CloseCode;
 pub use decode::{Decoded, Decoder, Event, Limits, Role, WholeMessage};
 pub use encode::{message_head, ControlFrame};
 pub use error::Error;

@@ -41,7 +41,7 @@ use core::fmt;
 
 use embassy_time::with_timeout;
 use embedded_io_async::{Read, Write};
-use ringstream_core::h1::encode::CRLF;
+use ringstream_core::h1::CRLF;
 use ringstream_core::h1::{BodyState, ChunkedEncoder, Decoder, Encoder, Exchange, ResponseHead};
 use ringstream_core::SliceBuf;
 

@@ -2,10 +2,11 @@
 //! ends, a whole request line or field line validated, and the fields of
 //! lines validated by earlier calls split again.
 
-use super::meaning::{trim_end_ows, trim_ows};
+use super::field::Field;
 use super::target::target_form;
-use super::{Field, TargetForm};
-use crate::h1::{is_field_value, is_tchar_byte, is_token, Version};
+use super::target::TargetForm;
+use crate::h1::syntax::{is_field_value, is_tchar_byte, is_token, trim_end_ows, trim_ows};
+use crate::h1::version::Version;
 use crate::{Error, Limits};
 
 /// Offset of the first CR or LF in `s`, looking at eight bytes at a time

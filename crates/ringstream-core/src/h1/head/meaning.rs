@@ -2,9 +2,11 @@
 //! `Transfer-Encoding`, `Connection`, `Upgrade`, `Expect`), and the list
 //! and number syntax they share.
 
+use super::field::Field;
 use super::target::is_host_port;
-use super::Field;
-use crate::h1::{is_token, BodyFraming, Version};
+use crate::h1::framing::BodyFraming;
+use crate::h1::syntax::{is_token, list, parse_decimal, trim_ows};
+use crate::h1::version::Version;
 use crate::Error;
 
 /// What the fields say about the message.
@@ -197,45 +199,10 @@ fn transfer_codings(fields: &[Field<'_>]) -> Result<(), Error> {
     Ok(())
 }
 
-/// The elements of a comma-separated list, OWS trimmed. Empty elements are
-/// yielded (as empty slices) so the caller can refuse them.
-pub(crate) fn list(value: &[u8]) -> impl Iterator<Item = &[u8]> {
-    value.split(|&b| b == b',').map(trim_ows)
-}
-
-/// `1*DIGIT` as a `u64`; `None` if empty, not all digits, or too large.
-pub(crate) fn parse_decimal(s: &[u8]) -> Option<u64> {
-    if s.is_empty() {
-        return None;
-    }
-    s.iter().try_fold(0u64, |n, &b| {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
-    })
-}
-
-pub(super) fn trim_ows(s: &[u8]) -> &[u8] {
-    let start = s
-        .iter()
-        .position(|&b| b != b' ' && b != b'\t')
-        .unwrap_or(s.len());
-    trim_end_ows(s.get(start..).unwrap_or_default())
-}
-
-pub(super) fn trim_end_ows(s: &[u8]) -> &[u8] {
-    let end = s
-        .iter()
-        .rposition(|&b| b != b' ' && b != b'\t')
-        .map_or(0, |p| p + 1);
-    s.get(..end).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::h1::is_tchar_byte;
+    use crate::h1::syntax::is_tchar_byte;
 
     /// The word comparison of field names agrees with a byte-by-byte
     /// case-insensitive one for every token that differs from a name of

@@ -95,19 +95,22 @@
 //! above [`Limits::max_body_len`] ([`Error::BodyTooLarge`], 413): a body too
 //! large to accept is refused with its head, before any of it is read.
 
+mod field;
 mod line;
 mod meaning;
 mod scan;
 mod target;
 mod whole;
 
-pub(crate) use meaning::{list, parse_decimal};
+pub use self::field::Field;
+pub use self::target::TargetForm;
 
 use self::line::{ascii_str, split_again};
 use self::meaning::interpret;
 use self::scan::{general_line, Line, Scan};
 use self::whole::{whole_field_line, whole_request_line};
-use super::{BodyFraming, Version};
+use super::framing::BodyFraming;
+use super::version::Version;
 use crate::{Error, Limits};
 
 /// The most fields a head may carry, whatever [`Limits::max_fields`] says:
@@ -116,67 +119,6 @@ use crate::{Error, Limits};
 /// Parsing allocates nothing: the fields are written into the caller's
 /// storage.
 pub const MAX_FIELDS: usize = 128;
-
-/// One field line of a request head: a name and its value.
-///
-/// Both borrow from the buffer that was parsed. The name is a token (so
-/// ASCII); the value has its surrounding whitespace removed and holds no
-/// CR, LF, NUL or other control byte except HTAB, but it may hold obs-text
-/// (bytes 0x80–0xFF), hence `&[u8]`.
-///
-/// # Examples
-///
-/// ```
-/// use ringstream_core::h1::Field;
-///
-/// let mut fields = [Field::EMPTY; 16];
-/// assert_eq!(fields[0].name, "");
-/// fields[0] = Field { name: "Host", value: b"example.com" };
-/// assert_eq!(fields[0].value, b"example.com");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Field<'b> {
-    /// The field name, as sent (compare it case-insensitively).
-    pub name: &'b str,
-    /// The field value, without leading or trailing whitespace.
-    pub value: &'b [u8],
-}
-
-impl Field<'_> {
-    /// An empty field, to fill the storage passed to [`HeadParser::parse`].
-    pub const EMPTY: Self = Field {
-        name: "",
-        value: b"",
-    };
-}
-
-/// The form of a request-target (RFC 9112 §3.2).
-///
-/// # Examples
-///
-/// ```
-/// use ringstream_core::h1::{Field, HeadParser, TargetForm};
-/// use ringstream_core::Limits;
-///
-/// let mut parser = HeadParser::new(Limits::DEFAULT);
-/// let mut fields = [Field::EMPTY; 8];
-/// let head = parser
-///     .parse(b"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", &mut fields)?
-///     .expect("complete head");
-/// assert_eq!(head.target_form, TargetForm::Asterisk);
-/// # Ok::<(), ringstream_core::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TargetForm {
-    /// `/path?query`: the usual form, for any method but `CONNECT`.
-    Origin,
-    /// `http://host[:port]/path?query` or the same with `https`.
-    Absolute,
-    /// `host:port`, only with `CONNECT`.
-    Authority,
-    /// `*`, only with `OPTIONS`.
-    Asterisk,
-}
 
 /// A validated request head.
 ///

@@ -1,10 +1,11 @@
 //! The end-of-head scan: what it carries from call to call ([`Scan`]),
 //! and the general scan of one line, complete or not, valid or not.
 
+use super::field::Field;
 use super::line::{ascii_str, field_line, find_line_end, method_bytes, request_line, RequestLine};
-use super::meaning::trim_ows;
-use super::{Field, TargetForm};
-use crate::h1::Version;
+use super::target::TargetForm;
+use crate::h1::syntax::trim_ows;
+use crate::h1::version::Version;
 use crate::{Error, Limits};
 
 /// How far the end-of-head scan has got, carried from call to call.

@@ -1,9 +1,36 @@
 //! Request-target forms (RFC 9112 §3.2) and the RFC 3986 character
 //! classes they are made of, shared with `Host` values.
 
-use super::meaning::parse_decimal;
-use super::TargetForm;
+use crate::h1::syntax::parse_decimal;
 use crate::Error;
+
+/// The form of a request-target (RFC 9112 §3.2).
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::{Field, HeadParser, TargetForm};
+/// use ringstream_core::Limits;
+///
+/// let mut parser = HeadParser::new(Limits::DEFAULT);
+/// let mut fields = [Field::EMPTY; 8];
+/// let head = parser
+///     .parse(b"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", &mut fields)?
+///     .expect("complete head");
+/// assert_eq!(head.target_form, TargetForm::Asterisk);
+/// # Ok::<(), ringstream_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TargetForm {
+    /// `/path?query`: the usual form, for any method but `CONNECT`.
+    Origin,
+    /// `http://host[:port]/path?query` or the same with `https`.
+    Absolute,
+    /// `host:port`, only with `CONNECT`.
+    Authority,
+    /// `*`, only with `OPTIONS`.
+    Asterisk,
+}
 
 /// Decides the form of `target` and whether `method` may use it
 /// (RFC 9112 §3.2).

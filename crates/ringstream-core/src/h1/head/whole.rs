@@ -2,10 +2,12 @@
 //! complete when first looked at, validated and split at once, and the
 //! byte-class runs they take as text.
 
+use super::field::Field;
 use super::line::RequestLine;
+use super::target::TargetForm;
 use super::target::PATH_QUERY;
-use super::{Field, TargetForm};
-use crate::h1::{Version, TCHAR};
+use crate::h1::syntax::TCHAR;
+use crate::h1::version::Version;
 use crate::Limits;
 
 /// Offset of the first control byte (below 0x20: HTAB, CR and LF among
@@ -237,7 +239,7 @@ fn run_of(s: &[u8], class: &[bool; 256]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::h1::is_tchar_byte;
+    use crate::h1::syntax::is_tchar_byte;
 
     /// The byte classes whose runs are taken as text without a UTF-8 check
     /// hold only ASCII.

@@ -6,8 +6,8 @@ use core::future::poll_fn;
 
 use embassy_time::with_timeout;
 use embedded_io_async::{Read, Write};
-use ringstream_core::h1::encode::CRLF;
 use ringstream_core::h1::Encoder;
+use ringstream_core::h1::CRLF;
 
 use super::{Error, FillError, Filled, Open, Output, Responder, State, MIN_IN_PLACE};
 use crate::in_place::PollInPlace;

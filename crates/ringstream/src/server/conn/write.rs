@@ -35,7 +35,7 @@ where
     T: AsyncRead + AsyncWrite + Unpin,
 {
     /// The `Date` value for a head written now.
-    pub(super) fn date_now(&mut self) -> [u8; ringstream_core::h1::encode::HTTP_DATE_LEN] {
+    pub(super) fn date_now(&mut self) -> [u8; ringstream_core::h1::HTTP_DATE_LEN] {
         let (secs, millis) = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or((0, 0), |d| (d.as_secs(), d.subsec_millis()));

@@ -1,0 +1,252 @@
+//! ringstream-embedded's demo app linked as firmware for a Cortex-M4F
+//! (`thumbv7em-none-eabihf`): the same `examples/demo/app.rs` that the
+//! host demo serves over tokio, here on embassy's executor and embassy-net,
+//! served by the crate's connection pool.
+//!
+//! - [`SLOTS`] workers, each an embassy task whose future holds its
+//!   connection's HTTP [`Buffers`](ringstream_embedded::http::Buffers),
+//!   and `SLOTS + 1` TCP sockets (one kept to answer `503` when all the
+//!   others hold a connection), all in `.bss`, fixed at build time.
+//! - The network device is [`loopback::Loopback`]: no NIC, every packet
+//!   comes back to the same stack. A self-check task fetches
+//!   `/api/livedata` from the server over it every few seconds, so the
+//!   program serves real requests with nothing attached.
+//! - Time: the SysTick at 1 kHz ([`time`]).
+//!
+//! `SLOTS` is 4 unless `RINGSTREAM_FIRMWARE_SLOTS` is set at build time
+//! (`sizes.sh` builds with 1 and 4 to measure a slot).
+#![no_std]
+#![no_main]
+
+#[path = "../../examples/demo/app.rs"]
+mod app;
+mod loopback;
+mod time;
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use app::Demo;
+use embassy_executor::Spawner;
+use embassy_net::tcp::TcpSocket;
+use embassy_net::{Ipv4Address, Ipv4Cidr, Runner, Stack, StackResources, StaticConfigV4};
+use embassy_time::{Duration, Instant, Timer};
+use loopback::Loopback;
+use ringstream_embedded::embedded_io_async::Write;
+use ringstream_embedded::http::HttpHandler;
+use ringstream_embedded::pool::{self, Pool, SocketBuffers};
+use static_cell::StaticCell;
+
+/// Connection slots: workers, each serving one connection at a time.
+pub const SLOTS: usize = match option_env!("RINGSTREAM_FIRMWARE_SLOTS") {
+    Some(slots) => parse_usize(slots),
+    None => 4,
+};
+
+/// TCP sockets of the pool: one per slot, and one kept to answer `503`.
+const SOCKETS: usize = SLOTS + 1;
+
+/// The HTTP receive buffer of a connection (request heads, WebSocket
+/// frames) and its transmit buffer (response heads, chunks, frames).
+const HTTP_RX: usize = 1024;
+const HTTP_TX: usize = 512;
+
+/// The TCP receive and transmit buffers of a socket.
+const TCP_RX: usize = 1024;
+const TCP_TX: usize = 1024;
+
+/// The device's address, on the loopback link.
+const ADDRESS: Ipv4Address = Ipv4Address::new(10, 0, 0, 1);
+const PORT: u16 = 80;
+
+/// The unix time at boot (no RTC here): 2025-12-07 12:00 UTC, so the
+/// simulated inverters are in daylight. A board with an RTC or SNTP sets
+/// the demo's clock from that instead.
+const BOOT_UNIX_SECS: u64 = 1_765_108_800;
+
+type DemoServer = HttpHandler<Demo, HTTP_RX, HTTP_TX>;
+type DemoPool = Pool<'static, SOCKETS>;
+
+// Everything the server keeps, in `.bss`: `sizes.sh` reads these
+// symbols' sizes from the ELF file.
+static RESOURCES: StaticCell<StackResources<{ SOCKETS + 1 }>> = StaticCell::new();
+static SOCKET_BUFFERS: StaticCell<[SocketBuffers<TCP_RX, TCP_TX>; SOCKETS]> = StaticCell::new();
+static POOL: StaticCell<DemoPool> = StaticCell::new();
+static SERVER: StaticCell<DemoServer> = StaticCell::new();
+
+/// Self-checks that got the whole of `/api/livedata` (for a debugger).
+static CHECKS_PASSED: AtomicU32 = AtomicU32::new(0);
+/// Self-checks that failed.
+static CHECKS_FAILED: AtomicU32 = AtomicU32::new(0);
+/// Bytes of the last `/api/livedata` response, head and body.
+static LAST_RESPONSE_LEN: AtomicU32 = AtomicU32::new(0);
+
+#[embassy_executor::main]
+async fn main(spawner: Spawner) {
+    let core = cortex_m::Peripherals::take().expect("taken once");
+    time::init(core.SYST);
+
+    let config = embassy_net::Config::ipv4_static(StaticConfigV4 {
+        address: Ipv4Cidr::new(ADDRESS, 24),
+        gateway: None,
+        dns_servers: Default::default(),
+    });
+    // A fixed seed (there is no RNG here): TCP's initial sequence numbers
+    // are predictable. A board seeds the stack from its RNG.
+    let seed = 0x5eed_2b6f_91c4_07d3;
+    // The server's sockets and the self-check's.
+    let resources = RESOURCES.init(StackResources::new());
+    let (stack, runner) = embassy_net::new(Loopback::new(), config, resources, seed);
+
+    let buffers = SOCKET_BUFFERS.init([const { SocketBuffers::new() }; SOCKETS]);
+    let pool: &'static DemoPool = POOL.init(Pool::new(stack, pool::Config::new(PORT), buffers));
+    let server: &'static DemoServer = SERVER.init(HttpHandler::new(
+        Demo::new(BOOT_UNIX_SECS),
+        ringstream_embedded::Config::DEFAULT,
+    ));
+
+    spawner.spawn(net(runner).expect("one net task"));
+    spawner.spawn(listener(pool).expect("one listener"));
+    for _ in 0..SLOTS {
+        spawner.spawn(worker(pool, server).expect("SLOTS workers"));
+    }
+    spawner.spawn(publisher(server.app()).expect("one publisher"));
+    spawner.spawn(self_check(stack).expect("one self-check"));
+}
+
+/// The network stack.
+#[embassy_executor::task]
+async fn net(mut runner: Runner<'static, Loopback>) -> ! {
+    runner.run().await
+}
+
+/// The pool's listener: keeps the free sockets listening.
+#[embassy_executor::task]
+async fn listener(pool: &'static DemoPool) {
+    pool.run_listener().await
+}
+
+/// One connection slot.
+#[embassy_executor::task(pool_size = SLOTS)]
+async fn worker(pool: &'static DemoPool, server: &'static DemoServer) {
+    pool.run_http_worker(server).await
+}
+
+/// Publishes the live totals once a second (`/events`, `/ws/live`).
+#[embassy_executor::task]
+async fn publisher(demo: &'static Demo) {
+    loop {
+        demo.tick(BOOT_UNIX_SECS + Instant::now().as_secs());
+        Timer::after(Duration::from_secs(1)).await;
+    }
+}
+
+/// Fetches `/api/livedata` from the server over the loopback link every
+/// five seconds and counts the outcome.
+#[embassy_executor::task]
+async fn self_check(stack: Stack<'static>) {
+    let mut rx = [0u8; 1024];
+    let mut tx = [0u8; 256];
+    for round in 1u32.. {
+        Timer::after(Duration::from_secs(5)).await;
+        let mut socket = TcpSocket::new(stack, &mut rx, &mut tx);
+        socket.set_timeout(Some(Duration::from_secs(10)));
+        let fetched = fetch_livedata(&mut socket).await;
+        socket.abort();
+        let _ = socket.flush().await;
+        match fetched {
+            Some(len) => {
+                CHECKS_PASSED.fetch_add(1, Ordering::Relaxed);
+                LAST_RESPONSE_LEN.store(len, Ordering::Relaxed);
+            }
+            None => {
+                CHECKS_FAILED.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        report(round, fetched);
+    }
+}
+
+/// One `GET /api/livedata` with `Connection: close`: the bytes of the
+/// response when it is `200` and ends with the JSON's last line.
+async fn fetch_livedata(socket: &mut TcpSocket<'_>) -> Option<u32> {
+    socket.connect((ADDRESS, PORT)).await.ok()?;
+    socket
+        .write_all(b"GET /api/livedata HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n")
+        .await
+        .ok()?;
+    socket.flush().await.ok()?;
+    // The status line, and the last bytes: the chunked body's end.
+    let mut head = [0u8; 12];
+    let mut tail = [0u8; 16];
+    let mut total: usize = 0;
+    let mut buf = [0u8; 256];
+    loop {
+        let n = socket.read(&mut buf).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        for &byte in &buf[..n] {
+            if total < head.len() {
+                head[total] = byte;
+            }
+            tail.copy_within(1.., 0);
+            tail[tail.len() - 1] = byte;
+            total += 1;
+        }
+    }
+    let complete = &head == b"HTTP/1.1 200" && tail.ends_with(b"}}\n\r\n0\r\n\r\n");
+    complete.then_some(total as u32)
+}
+
+#[cfg(feature = "semihosting")]
+fn report(round: u32, fetched: Option<u32>) {
+    use cortex_m_semihosting::{debug, hprintln};
+    match fetched {
+        Some(len) => hprintln!("self-check {}: /api/livedata 200, {} bytes", round, len),
+        None => hprintln!("self-check {}: FAILED", round),
+    }
+    if round == 3 {
+        let passed = CHECKS_PASSED.load(Ordering::Relaxed);
+        hprintln!("{} of 3 self-checks passed; {} slots", passed, SLOTS);
+        debug::exit(if passed == 3 {
+            debug::EXIT_SUCCESS
+        } else {
+            debug::EXIT_FAILURE
+        });
+    }
+}
+
+#[cfg(not(feature = "semihosting"))]
+fn report(_round: u32, _fetched: Option<u32>) {}
+
+/// A decimal `usize` at compile time (for `RINGSTREAM_FIRMWARE_SLOTS`).
+const fn parse_usize(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    assert!(!bytes.is_empty(), "RINGSTREAM_FIRMWARE_SLOTS is empty");
+    let mut value = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let digit = bytes[i];
+        assert!(
+            digit.is_ascii_digit(),
+            "RINGSTREAM_FIRMWARE_SLOTS is not a number"
+        );
+        value = value * 10 + (digit - b'0') as usize;
+        i += 1;
+    }
+    assert!(value > 0, "RINGSTREAM_FIRMWARE_SLOTS must be at least 1");
+    value
+}
+
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo) -> ! {
+    cortex_m::interrupt::disable();
+    #[cfg(feature = "semihosting")]
+    {
+        cortex_m_semihosting::hprintln!("{}", _info);
+        cortex_m_semihosting::debug::exit(cortex_m_semihosting::debug::EXIT_FAILURE);
+    }
+    loop {
+        cortex_m::asm::wfi();
+    }
+}

@@ -73,11 +73,17 @@ static SOCKET_BUFFERS: StaticCell<[SocketBuffers<TCP_RX, TCP_TX>; SOCKETS]> = St
 static POOL: StaticCell<DemoPool> = StaticCell::new();
 static SERVER: StaticCell<DemoServer> = StaticCell::new();
 
-/// Self-checks that got the whole of `/api/livedata` (for a debugger).
+// The self-check's counts, for a debugger to read (`#[used]`: kept, with
+// their stores, although the program never reads them back).
+
+/// Self-checks that got the whole of `/api/livedata`.
+#[used]
 static CHECKS_PASSED: AtomicU32 = AtomicU32::new(0);
 /// Self-checks that failed.
+#[used]
 static CHECKS_FAILED: AtomicU32 = AtomicU32::new(0);
 /// Bytes of the last `/api/livedata` response, head and body.
+#[used]
 static LAST_RESPONSE_LEN: AtomicU32 = AtomicU32::new(0);
 
 #[embassy_executor::main]
@@ -104,6 +110,7 @@ async fn main(spawner: Spawner) {
         ringstream_embedded::Config::DEFAULT,
     ));
 
+    boot_report();
     spawner.spawn(net(runner).expect("one net task"));
     spawner.spawn(listener(pool).expect("one listener"));
     for _ in 0..SLOTS {
@@ -218,6 +225,39 @@ fn report(round: u32, fetched: Option<u32>) {
 
 #[cfg(not(feature = "semihosting"))]
 fn report(_round: u32, _fetched: Option<u32>) {}
+
+/// Prints what a slot's parts measure, from `size_of` (`sizes.sh` reads
+/// the statics from the ELF file instead).
+#[cfg(feature = "semihosting")]
+fn boot_report() {
+    use core::mem::size_of;
+    use cortex_m_semihosting::hprintln;
+    use ringstream_embedded::http::Buffers;
+    let future = size_of_future(|(pool, server): (&'static DemoPool, &'static DemoServer)| {
+        pool.run_http_worker(server)
+    });
+    hprintln!(
+        "{} slots; per slot: run_http_worker future {} bytes (with Buffers<{}, {}> of {}), \
+         SocketBuffers<{}, {}> {} bytes",
+        SLOTS,
+        future,
+        HTTP_RX,
+        HTTP_TX,
+        size_of::<Buffers<HTTP_RX, HTTP_TX>>(),
+        TCP_RX,
+        TCP_TX,
+        size_of::<SocketBuffers<TCP_RX, TCP_TX>>(),
+    );
+}
+
+#[cfg(not(feature = "semihosting"))]
+fn boot_report() {}
+
+/// The size of the future `make` would return, without making one.
+#[cfg(feature = "semihosting")]
+fn size_of_future<A, F>(_make: impl FnOnce(A) -> F) -> usize {
+    core::mem::size_of::<F>()
+}
 
 /// A decimal `usize` at compile time (for `RINGSTREAM_FIRMWARE_SLOTS`).
 const fn parse_usize(s: &str) -> usize {

@@ -14,8 +14,14 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 target=thumbv7em-none-eabihf
-SIZE=${SIZE:-llvm-size}
-NM=${NM:-llvm-nm}
+# llvm-size and llvm-nm, else binutils' size and nm (both read ARM ELF).
+if command -v llvm-size >/dev/null && command -v llvm-nm >/dev/null; then
+  SIZE=${SIZE:-llvm-size}
+  NM=${NM:-llvm-nm}
+else
+  SIZE=${SIZE:-size}
+  NM=${NM:-nm}
+fi
 elf_dir=${CARGO_TARGET_DIR:-target}/$target/release
 out=${CARGO_TARGET_DIR:-target}/sizes
 mkdir -p "$out"
@@ -23,7 +29,7 @@ mkdir -p "$out"
 few=1
 many=4
 for slots in "$few" "$many"; do
-  RINGSTREAM_FIRMWARE_SLOTS=$slots cargo build --release --target "$target" --quiet
+  RINGSTREAM_FIRMWARE_SLOTS=$slots cargo build --release --locked --target "$target" --quiet
   cp "$elf_dir/ringstream-firmware" "$out/slots-$slots.elf"
 done
 
@@ -32,10 +38,11 @@ section() {
   "$SIZE" -A "$1" | awk -v name="$2" '$1 == name { size = $2 } END { print size + 0 }'
 }
 
-# The size of the static whose demangled path is $2 in ELF file $1.
+# The size of the static whose demangled path is $2 in ELF file $1 (llvm-nm
+# keeps the hash suffix, `::h0123...`; nm drops it).
 symbol() {
   local hex
-  hex=$("$NM" -S -C "$1" | awk -v name="$2" 'index($4, name "::") == 1 { print $2; exit }')
+  hex=$("$NM" -S -C "$1" | awk -v name="$2" '$4 == name || index($4, name "::h") == 1 { print $2; exit }')
   [ -n "$hex" ] || { echo "sizes.sh: no symbol $2 in $1" >&2; exit 1; }
   echo $((16#$hex))
 }
@@ -92,7 +99,7 @@ echo "| part | bytes per slot |"
 echo "| --- | ---: |"
 echo "| worker task (embassy task storage: the \`run_http_worker\` future) | $worker |"
 echo "| &nbsp;&nbsp;of it, the connection's HTTP \`Buffers<$http_rx, $http_tx>\` | $http |"
-echo "| &nbsp;&nbsp;of it, the rest of the future (handler state, task header) | $((worker - http)) |"
+echo "| &nbsp;&nbsp;of it, the rest (the handler's state, embassy's task header) | $((worker - http)) |"
 echo "| TCP socket buffers (\`SocketBuffers<$tcp_rx, $tcp_tx>\`) | $sockets |"
 echo "| the pool's slot (\`TcpSocket\` handle, state, wakers) | $pool |"
 echo "| embassy-net's socket storage (smoltcp's TCP socket) | $resources |"

@@ -57,9 +57,9 @@ ram() {
   echo $(($(section "$f" .data) + $(section "$f" .bss)))
 }
 
-# The constants of src/main.rs, for the labels.
+# The constants of src/server.rs, for the labels.
 const() {
-  sed -n "s/^const $1: usize = \([0-9]*\);/\1/p" src/main.rs
+  sed -n "s/^pub const $1: usize = \([0-9]*\);/\1/p" src/server.rs
 }
 http_rx=$(const HTTP_RX)
 http_tx=$(const HTTP_TX)
@@ -81,9 +81,9 @@ per_slot() {
 ram1=$(ram "$f1")
 ram4=$(ram "$f4")
 slot=$(((ram4 - ram1) / n))
-worker=$(per_slot ringstream_firmware::worker::POOL)
-sockets=$(per_slot ringstream_firmware::SOCKET_BUFFERS)
-pool=$(per_slot ringstream_firmware::POOL)
+worker=$(per_slot ringstream_firmware::server::worker::POOL)
+sockets=$(per_slot ringstream_firmware::server::SOCKET_BUFFERS)
+pool=$(per_slot ringstream_firmware::server::POOL)
 resources=$(per_slot ringstream_firmware::RESOURCES)
 other=$((slot - worker - sockets - pool - resources))
 http=$((http_rx + http_tx))

@@ -1,77 +1,39 @@
 //! ringstream-embedded's demo app linked as firmware for a Cortex-M4F
 //! (`thumbv7em-none-eabihf`): the same `examples/demo/app.rs` that the
 //! host demo serves over tokio, here on embassy's executor and embassy-net,
-//! served by the crate's connection pool.
+//! served by the crate's connection pool ([`server`]).
 //!
-//! - [`SLOTS`] workers, each an embassy task whose future holds its
-//!   connection's HTTP [`Buffers`](ringstream_embedded::http::Buffers),
-//!   and `SLOTS + 1` TCP sockets (one kept to answer `503` when all the
-//!   others hold a connection), all in `.bss`, fixed at build time.
-//! - The network device is [`loopback::Loopback`]: no NIC, every packet
-//!   comes back to the same stack. A self-check task fetches
-//!   `/api/livedata` from the server over it every few seconds, so the
+//! - The network device is [`loopback::Loopback`], a stand-in: no NIC,
+//!   every packet comes back to the same stack. A self-check task fetches
+//!   `/api/livedata` from the server over it every five seconds, so the
 //!   program serves real requests with nothing attached.
 //! - Time: the SysTick at 1 kHz ([`time`]).
-//!
-//! `SLOTS` is 4 unless `RINGSTREAM_FIRMWARE_SLOTS` is set at build time
-//! (`sizes.sh` builds with 1 and 4 to measure a slot).
 #![no_std]
 #![no_main]
 
 #[path = "../../examples/demo/app.rs"]
 mod app;
 mod loopback;
+mod server;
 mod time;
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use app::Demo;
 use embassy_executor::Spawner;
 use embassy_net::tcp::TcpSocket;
 use embassy_net::{Ipv4Address, Ipv4Cidr, Runner, Stack, StackResources, StaticConfigV4};
-use embassy_time::{Duration, Instant, Timer};
+use embassy_time::{Duration, Timer};
 use loopback::Loopback;
 use ringstream_embedded::embedded_io_async::Write;
-use ringstream_embedded::http::HttpHandler;
-use ringstream_embedded::pool::{self, Pool, SocketBuffers};
+use server::{PORT, SOCKETS};
 use static_cell::StaticCell;
-
-/// Connection slots: workers, each serving one connection at a time.
-pub const SLOTS: usize = match option_env!("RINGSTREAM_FIRMWARE_SLOTS") {
-    Some(slots) => parse_usize(slots),
-    None => 4,
-};
-
-/// TCP sockets of the pool: one per slot, and one kept to answer `503`.
-const SOCKETS: usize = SLOTS + 1;
-
-/// The HTTP receive buffer of a connection (request heads, WebSocket
-/// frames) and its transmit buffer (response heads, chunks, frames).
-const HTTP_RX: usize = 1024;
-const HTTP_TX: usize = 512;
-
-/// The TCP receive and transmit buffers of a socket.
-const TCP_RX: usize = 1024;
-const TCP_TX: usize = 1024;
 
 /// The device's address, on the loopback link.
 const ADDRESS: Ipv4Address = Ipv4Address::new(10, 0, 0, 1);
-const PORT: u16 = 80;
 
-/// The unix time at boot (no RTC here): 2025-12-07 12:00 UTC, so the
-/// simulated inverters are in daylight. A board with an RTC or SNTP sets
-/// the demo's clock from that instead.
-const BOOT_UNIX_SECS: u64 = 1_765_108_800;
-
-type DemoServer = HttpHandler<Demo, HTTP_RX, HTTP_TX>;
-type DemoPool = Pool<'static, SOCKETS>;
-
-// Everything the server keeps, in `.bss`: `sizes.sh` reads these
-// symbols' sizes from the ELF file.
+/// The stack's sockets: the server's and the self-check's (`sizes.sh`
+/// reads its size from the ELF file).
 static RESOURCES: StaticCell<StackResources<{ SOCKETS + 1 }>> = StaticCell::new();
-static SOCKET_BUFFERS: StaticCell<[SocketBuffers<TCP_RX, TCP_TX>; SOCKETS]> = StaticCell::new();
-static POOL: StaticCell<DemoPool> = StaticCell::new();
-static SERVER: StaticCell<DemoServer> = StaticCell::new();
 
 // The self-check's counts, for a debugger to read (`#[used]`: kept, with
 // their stores, although the program never reads them back).
@@ -99,24 +61,12 @@ async fn main(spawner: Spawner) {
     // A fixed seed (there is no RNG here): TCP's initial sequence numbers
     // are predictable. A board seeds the stack from its RNG.
     let seed = 0x5eed_2b6f_91c4_07d3;
-    // The server's sockets and the self-check's.
     let resources = RESOURCES.init(StackResources::new());
     let (stack, runner) = embassy_net::new(Loopback::new(), config, resources, seed);
 
-    let buffers = SOCKET_BUFFERS.init([const { SocketBuffers::new() }; SOCKETS]);
-    let pool: &'static DemoPool = POOL.init(Pool::new(stack, pool::Config::new(PORT), buffers));
-    let server: &'static DemoServer = SERVER.init(HttpHandler::new(
-        Demo::new(BOOT_UNIX_SECS),
-        ringstream_embedded::Config::DEFAULT,
-    ));
-
     boot_report();
     spawner.spawn(net(runner).expect("one net task"));
-    spawner.spawn(listener(pool).expect("one listener"));
-    for _ in 0..SLOTS {
-        spawner.spawn(worker(pool, server).expect("SLOTS workers"));
-    }
-    spawner.spawn(publisher(server.app()).expect("one publisher"));
+    server::start(spawner, stack);
     spawner.spawn(self_check(stack).expect("one self-check"));
 }
 
@@ -124,27 +74,6 @@ async fn main(spawner: Spawner) {
 #[embassy_executor::task]
 async fn net(mut runner: Runner<'static, Loopback>) -> ! {
     runner.run().await
-}
-
-/// The pool's listener: keeps the free sockets listening.
-#[embassy_executor::task]
-async fn listener(pool: &'static DemoPool) {
-    pool.run_listener().await
-}
-
-/// One connection slot.
-#[embassy_executor::task(pool_size = SLOTS)]
-async fn worker(pool: &'static DemoPool, server: &'static DemoServer) {
-    pool.run_http_worker(server).await
-}
-
-/// Publishes the live totals once a second (`/events`, `/ws/live`).
-#[embassy_executor::task]
-async fn publisher(demo: &'static Demo) {
-    loop {
-        demo.tick(BOOT_UNIX_SECS + Instant::now().as_secs());
-        Timer::after(Duration::from_secs(1)).await;
-    }
 }
 
 /// Fetches `/api/livedata` from the server over the loopback link every
@@ -214,7 +143,11 @@ fn report(round: u32, fetched: Option<u32>) {
     }
     if round == 3 {
         let passed = CHECKS_PASSED.load(Ordering::Relaxed);
-        hprintln!("{} of 3 self-checks passed; {} slots", passed, SLOTS);
+        hprintln!(
+            "{} of 3 self-checks passed; {} slots",
+            passed,
+            server::SLOTS
+        );
         debug::exit(if passed == 3 {
             debug::EXIT_SUCCESS
         } else {
@@ -233,13 +166,15 @@ fn boot_report() {
     use core::mem::size_of;
     use cortex_m_semihosting::hprintln;
     use ringstream_embedded::http::Buffers;
+    use ringstream_embedded::pool::SocketBuffers;
+    use server::{DemoPool, DemoServer, HTTP_RX, HTTP_TX, TCP_RX, TCP_TX};
     let future = size_of_future(|(pool, server): (&'static DemoPool, &'static DemoServer)| {
         pool.run_http_worker(server)
     });
     hprintln!(
         "{} slots; per slot: run_http_worker future {} bytes (with Buffers<{}, {}> of {}), \
          SocketBuffers<{}, {}> {} bytes",
-        SLOTS,
+        server::SLOTS,
         future,
         HTTP_RX,
         HTTP_TX,
@@ -257,25 +192,6 @@ fn boot_report() {}
 #[cfg(feature = "semihosting")]
 fn size_of_future<A, F>(_make: impl FnOnce(A) -> F) -> usize {
     core::mem::size_of::<F>()
-}
-
-/// A decimal `usize` at compile time (for `RINGSTREAM_FIRMWARE_SLOTS`).
-const fn parse_usize(s: &str) -> usize {
-    let bytes = s.as_bytes();
-    assert!(!bytes.is_empty(), "RINGSTREAM_FIRMWARE_SLOTS is empty");
-    let mut value = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let digit = bytes[i];
-        assert!(
-            digit.is_ascii_digit(),
-            "RINGSTREAM_FIRMWARE_SLOTS is not a number"
-        );
-        value = value * 10 + (digit - b'0') as usize;
-        i += 1;
-    }
-    assert!(value > 0, "RINGSTREAM_FIRMWARE_SLOTS must be at least 1");
-    value
 }
 
 #[panic_handler]

@@ -3,7 +3,9 @@
 //! by the same stack. It stands in for a NIC so that the firmware links and
 //! runs on any Cortex-M4F (or QEMU) with no network hardware; nothing
 //! leaves the chip. A board replaces it with its Ethernet or Wi-Fi driver
-//! (any `embassy_net_driver::Driver`), and nothing else changes.
+//! (any `embassy_net_driver::Driver`) and the stack's configuration that
+//! goes with it (embassy-net's medium feature, the address or DHCP); the
+//! server does not change.
 
 use core::task::{Context, Waker};
 

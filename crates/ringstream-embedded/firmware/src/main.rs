@@ -87,7 +87,13 @@ async fn self_check(stack: Stack<'static>) {
         let mut socket = TcpSocket::new(stack, &mut rx, &mut tx);
         socket.set_timeout(Some(Duration::from_secs(10)));
         let fetched = fetch_livedata(&mut socket).await;
-        socket.abort();
+        // The server has closed its side after the response: close ours
+        // (a FIN), or reset the connection after a failure.
+        if fetched.is_some() {
+            socket.close();
+        } else {
+            socket.abort();
+        }
         let _ = socket.flush().await;
         match fetched {
             Some(len) => {

@@ -474,6 +474,18 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// The first and third quartiles of sorted `v` (the medians of its lower
+/// and upper halves).
+fn quartiles(v: &[f64]) -> (f64, f64) {
+    let half = v.len() / 2;
+    let mut lower = v[..half].to_vec();
+    let mut upper = v[v.len() - half..].to_vec();
+    if half == 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    (median(&mut lower), median(&mut upper))
+}
+
 fn measure(options: &Options) {
     let pipe = Pipe::new();
     let app = servers::pico_app();
@@ -518,13 +530,26 @@ fn measure(options: &Options) {
             || samples[0].len() < options.min_rounds)
             && samples[0].len() < 100_000
         {
-            for (i, server) in Server::ALL.into_iter().enumerate() {
+            // A B, then B A: neither server always runs first.
+            let mut order = Server::ALL.into_iter().enumerate().collect::<Vec<_>>();
+            if samples[0].len() % 2 == 1 {
+                order.reverse();
+            }
+            for (i, server) in order {
                 let t = Instant::now();
                 let counts = serve(server, &app, &pipe, &mut client, route, per_round);
                 let ns = t.elapsed().as_nanos() as f64 / counts.requests as f64;
                 samples[i].push(ns);
             }
         }
+        // picoserve's time over ringstream-embedded's, round by round.
+        let mut ratios: Vec<f64> = samples[1]
+            .iter()
+            .zip(&samples[0])
+            .map(|(p, r)| p / r)
+            .collect();
+        let ratio = median(&mut ratios);
+        let (q1, q3) = quartiles(&ratios);
         for (i, server) in Server::ALL.into_iter().enumerate() {
             let (counts, allocations, runs, writes) = counted[i];
             let n = counts.requests as f64;
@@ -536,7 +561,8 @@ fn measure(options: &Options) {
                 "{{\"server\":\"{}\",\"route\":\"{}\",\"requests_per_round\":{},\"rounds\":{},\
                  \"median_ns\":{:.1},\"min_ns\":{:.1},\"formatter_runs\":{},\"allocations\":{},\
                  \"wire_bytes\":{},\"body_bytes\":{},\"chunks\":{},\"socket_writes\":{},\"polls\":{},\
-                 \"future_bytes\":{},\"buffer_bytes\":{},\"socket_bytes\":{}}}",
+                 \"future_bytes\":{},\"buffer_bytes\":{},\"socket_bytes\":{},\
+                 \"picoserve_over_ringstream\":{:.4},\"ratio_q1\":{:.4},\"ratio_q3\":{:.4}}}",
                 server.name(),
                 route.name(),
                 per_round,
@@ -553,6 +579,9 @@ fn measure(options: &Options) {
                 future_bytes,
                 buffer_bytes,
                 2 * SOCKET_BUF,
+                ratio,
+                q1,
+                q3,
             );
         }
     }

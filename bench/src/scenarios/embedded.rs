@@ -48,7 +48,9 @@
 //!   gives it; the socket's 2 KiB apart (the same for both). On this
 //!   64-bit host: pointers and slices are twice their size on a 32-bit
 //!   microcontroller.
-//! - Time per request: rounds of one connection serving
+//! - Time per request, the thread's CPU time (what the server and the
+//!   client cost, without the time the thread waited for a core on a
+//!   shared machine) and wall time: rounds of one connection serving
 //!   `--small-per-round` (or `--live-per-round`) keep-alive requests,
 //!   one after the other, the two servers alternating round by round
 //!   (A B, B A) until `--budget` seconds per route have passed and each
@@ -59,7 +61,9 @@
 //!   connection, collecting only inside the harness's `poll_server` (the
 //!   server's code, the socket's and the timer's; not the client's);
 //!   skipped with a note when valgrind is missing or with
-//!   `--no-callgrind`.
+//!   `--no-callgrind`. For the live data, a second count leaves the
+//!   lines' formatters out (collection toggled off inside the counting
+//!   `Display`): the server's own work around them.
 //! - Formatter runs, heap allocations (a counting global allocator),
 //!   bytes on the wire, chunks, socket writes and polls per response, in
 //!   one counted round.
@@ -166,11 +170,21 @@ fn valgrind_available() -> bool {
 }
 
 /// Instructions per request of `requests` requests of `route` on
-/// `server`, counted by callgrind inside the harness's `poll_server`.
-fn instructions(binary: &Path, server: &str, route: &str, requests: usize) -> anyhow::Result<f64> {
+/// `server`, counted by callgrind inside the harness's `poll_server`;
+/// with `without_formatters`, not inside the live data's line formatters
+/// either (the counting `Display`, `Counted::fmt`, toggles collection
+/// off for its run).
+fn instructions(
+    binary: &Path,
+    server: &str,
+    route: &str,
+    requests: usize,
+    without_formatters: bool,
+) -> anyhow::Result<f64> {
     let out = std::env::temp_dir().join(format!(
-        "ringstream-bench-embedded-{}-{server}-{route}.callgrind",
-        std::process::id()
+        "ringstream-bench-embedded-{}-{server}-{route}-{}.callgrind",
+        std::process::id(),
+        u8::from(without_formatters)
     ));
     let status = Command::new("valgrind")
         .args([
@@ -178,6 +192,7 @@ fn instructions(binary: &Path, server: &str, route: &str, requests: usize) -> an
             "--collect-atstart=no",
             "--toggle-collect=*poll_server*",
         ])
+        .args(without_formatters.then_some("--toggle-collect=*Counted*"))
         .arg(format!("--callgrind-out-file={}", out.display()))
         .arg(binary)
         .args(["instr", server, route, &requests.to_string()])
@@ -246,21 +261,32 @@ pub fn table(rows: &[Value]) -> Vec<Vec<String>> {
         let a = find(rows, SERVERS[0], route);
         let b = find(rows, SERVERS[1], route);
         let time = |v: f64| format_seconds(v / 1e9);
-        let time_ratio = match num(b, "picoserve_over_ringstream") {
-            Some(m) => match (num(b, "ratio_q1"), num(b, "ratio_q3")) {
-                (Some(q1), Some(q3)) => format!("{m:.2}x ({q1:.2}–{q3:.2})"),
-                _ => format_ratio(m),
-            },
-            None => String::new(),
+        let time_ratio = |prefix: &str| {
+            let m = num(b, &format!("{prefix}picoserve_over_ringstream"))?;
+            Some(
+                match (
+                    num(b, &format!("{prefix}ratio_q1")),
+                    num(b, &format!("{prefix}ratio_q3")),
+                ) {
+                    (Some(q1), Some(q3)) => format!("{m:.2}x ({q1:.2}–{q3:.2})"),
+                    _ => format_ratio(m),
+                },
+            )
         };
         let cell = |r: Option<&Value>, key: &str, show: &dyn Fn(f64) -> String| {
             num(r, key).map(show).unwrap_or_else(|| "-".to_owned())
         };
         table.push(vec![
-            format!("{label}: time per request (median)"),
+            format!("{label}: CPU time per request (median)"),
+            cell(a, "cpu_median_ns", &time),
+            cell(b, "cpu_median_ns", &time),
+            time_ratio("cpu_").unwrap_or_default(),
+        ]);
+        table.push(vec![
+            format!("{label}: wall time per request (median)"),
             cell(a, "median_ns", &time),
             cell(b, "median_ns", &time),
-            time_ratio,
+            time_ratio("").unwrap_or_default(),
         ]);
         let count = |v: f64| {
             if (v - v.round()).abs() < 0.005 {
@@ -280,6 +306,11 @@ pub fn table(rows: &[Value]) -> Vec<Vec<String>> {
         let thousands = |v: f64| group(v.round() as u64);
         table.push(per("instructions", "instructions per request", &thousands));
         if route == "livedata" {
+            table.push(per(
+                "instructions_outside_formatters",
+                "instructions outside the line formatters",
+                &thousands,
+            ));
             table.push(per("formatter_runs", "formatter runs per response", &count));
         }
         table.push(per("allocations", "heap allocations per request", &count));
@@ -339,6 +370,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .context("reading peer-embedded's rows")?;
 
     let mut counted: HashMap<(String, String), f64> = HashMap::new();
+    let mut outside: HashMap<(String, String), f64> = HashMap::new();
     if args.no_callgrind {
     } else if !valgrind_available() {
         eprintln!("note: valgrind is not installed: no instruction counts");
@@ -350,11 +382,22 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 } else {
                     args.callgrind_live
                 };
-                match instructions(&binary, server, route, requests) {
+                let key = (server.to_owned(), route.to_owned());
+                match instructions(&binary, server, route, requests, false) {
                     Ok(n) => {
-                        counted.insert((server.to_owned(), route.to_owned()), n);
+                        counted.insert(key.clone(), n);
                     }
                     Err(e) => eprintln!("note: no instruction count for {server} {route}: {e:#}"),
+                }
+                if route == "livedata" {
+                    match instructions(&binary, server, route, requests, true) {
+                        Ok(n) => {
+                            outside.insert(key, n);
+                        }
+                        Err(e) => eprintln!(
+                            "note: no instruction count outside the formatters for {server} {route}: {e:#}"
+                        ),
+                    }
                 }
             }
         }
@@ -366,6 +409,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         );
         if let (Some(n), Some(map)) = (counted.get(&key), row.as_object_mut()) {
             map.insert("instructions".into(), serde_json::json!(n.round()));
+        }
+        if let (Some(n), Some(map)) = (outside.get(&key), row.as_object_mut()) {
+            map.insert(
+                "instructions_outside_formatters".into(),
+                serde_json::json!(n.round()),
+            );
         }
         if let Some(map) = row.as_object_mut() {
             map.insert("scenario".into(), serde_json::json!("embedded"));
@@ -413,6 +462,7 @@ mod tests {
                 "allocations": 0.0, "wire_bytes": 100.0, "chunks": 0.0,
                 "socket_writes": 1.0, "polls": 1.0, "instructions": 3000.0,
                 "picoserve_over_ringstream": 2.0, "ratio_q1": 1.9, "ratio_q3": 2.1,
+                "cpu_median_ns": ns, "cpu_picoserve_over_ringstream": 2.0,
             })
         };
         let rows = vec![
@@ -431,13 +481,17 @@ mod tests {
         };
         assert_eq!(line("slot: total"), ["slot: total", "3000 B", "4000 B", "1.33x"]);
         assert_eq!(
-            line("GET / (13 B): time per request (median)"),
+            line("GET / (13 B): wall time per request (median)"),
             [
-                "GET / (13 B): time per request (median)",
+                "GET / (13 B): wall time per request (median)",
                 "500 ns",
                 "1 µs",
                 "2.00x (1.90–2.10)"
             ]
+        );
+        assert_eq!(
+            line("GET / (13 B): CPU time per request (median)")[3],
+            "2.00x"
         );
         assert_eq!(
             line("GET /api/livedata: instructions per request")[1],

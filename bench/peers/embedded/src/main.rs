@@ -17,11 +17,12 @@
 //!   future (before its first poll, so its largest state) and the buffers
 //!   the caller gives it; the socket's buffers (1 KiB + 1 KiB, the same
 //!   for both) apart;
-//! - time per request: rounds of one connection serving
-//!   `--small-per-round` (or `--live-per-round`) keep-alive requests one
-//!   after the other, the servers alternating round by round until
-//!   `--budget` seconds per route have passed and each has had
-//!   `--min-rounds`; the median of the rounds' time per request;
+//! - time per request, wall and the thread's CPU time: rounds of one
+//!   connection serving `--small-per-round` (or `--live-per-round`)
+//!   keep-alive requests one after the other, the servers alternating
+//!   round by round (A B, B A) until `--budget` seconds per route have
+//!   passed and each has had `--min-rounds`; the median of the rounds'
+//!   time per request;
 //! - formatter runs, heap allocations (a counting global allocator),
 //!   bytes on the wire, chunks, socket writes and polls per response, in
 //!   one counted round.
@@ -486,6 +487,30 @@ fn quartiles(v: &[f64]) -> (f64, f64) {
     (median(&mut lower), median(&mut upper))
 }
 
+/// The median and quartiles of the round-by-round ratios `a[r] / b[r]`.
+fn ratio_quartiles(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
+    let mut ratios: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
+    let m = median(&mut ratios);
+    let (q1, q3) = quartiles(&ratios);
+    (m, q1, q3)
+}
+
+/// The calling thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), in
+/// nanoseconds: unlike wall time, it leaves out the time the thread
+/// waited for a core (the machine is shared).
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable `timespec` that outlives the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 fn measure(options: &Options) {
     let pipe = Pipe::new();
     let app = servers::pico_app();
@@ -520,55 +545,55 @@ fn measure(options: &Options) {
             let runs = FORMATTER_RUNS.load(Relaxed);
             counted.push((counts, allocations, runs, pipe.writes.get()));
         }
-        // Timed rounds, alternating.
-        let mut samples: Vec<Vec<f64>> = Server::ALL
+        // Timed rounds, alternating: wall time and the thread's CPU time.
+        let mut wall: Vec<Vec<f64>> = Server::ALL
             .iter()
             .map(|_| Vec::with_capacity(100_000))
             .collect();
+        let mut cpu = wall.clone();
         let start = Instant::now();
-        while (start.elapsed().as_secs_f64() < options.budget
-            || samples[0].len() < options.min_rounds)
-            && samples[0].len() < 100_000
+        while (start.elapsed().as_secs_f64() < options.budget || wall[0].len() < options.min_rounds)
+            && wall[0].len() < 100_000
         {
             // A B, then B A: neither server always runs first.
             let mut order = Server::ALL.into_iter().enumerate().collect::<Vec<_>>();
-            if samples[0].len() % 2 == 1 {
+            if wall[0].len() % 2 == 1 {
                 order.reverse();
             }
             for (i, server) in order {
-                let t = Instant::now();
+                let (t, c) = (Instant::now(), thread_cpu_ns());
                 let counts = serve(server, &app, &pipe, &mut client, route, per_round);
-                let ns = t.elapsed().as_nanos() as f64 / counts.requests as f64;
-                samples[i].push(ns);
+                let n = counts.requests as f64;
+                cpu[i].push((thread_cpu_ns() - c) as f64 / n);
+                wall[i].push(t.elapsed().as_nanos() as f64 / n);
             }
         }
         // picoserve's time over ringstream-embedded's, round by round.
-        let mut ratios: Vec<f64> = samples[1]
-            .iter()
-            .zip(&samples[0])
-            .map(|(p, r)| p / r)
-            .collect();
-        let ratio = median(&mut ratios);
-        let (q1, q3) = quartiles(&ratios);
+        let (wall_ratio, wall_q1, wall_q3) = ratio_quartiles(&wall[1], &wall[0]);
+        let (cpu_ratio, cpu_q1, cpu_q3) = ratio_quartiles(&cpu[1], &cpu[0]);
         for (i, server) in Server::ALL.into_iter().enumerate() {
             let (counts, allocations, runs, writes) = counted[i];
             let n = counts.requests as f64;
-            let rounds = samples[i].len();
-            let min = samples[i].iter().copied().fold(f64::INFINITY, f64::min);
-            let med = median(&mut samples[i]);
+            let rounds = wall[i].len();
+            let min = wall[i].iter().copied().fold(f64::INFINITY, f64::min);
+            let med = median(&mut wall[i]);
+            let cpu_med = median(&mut cpu[i]);
             let (future_bytes, buffer_bytes) = ram(server);
             println!(
                 "{{\"server\":\"{}\",\"route\":\"{}\",\"requests_per_round\":{},\"rounds\":{},\
-                 \"median_ns\":{:.1},\"min_ns\":{:.1},\"formatter_runs\":{},\"allocations\":{},\
+                 \"median_ns\":{:.1},\"min_ns\":{:.1},\"cpu_median_ns\":{:.1},\
+                 \"formatter_runs\":{},\"allocations\":{},\
                  \"wire_bytes\":{},\"body_bytes\":{},\"chunks\":{},\"socket_writes\":{},\"polls\":{},\
                  \"future_bytes\":{},\"buffer_bytes\":{},\"socket_bytes\":{},\
-                 \"picoserve_over_ringstream\":{:.4},\"ratio_q1\":{:.4},\"ratio_q3\":{:.4}}}",
+                 \"picoserve_over_ringstream\":{:.4},\"ratio_q1\":{:.4},\"ratio_q3\":{:.4},\
+                 \"cpu_picoserve_over_ringstream\":{:.4},\"cpu_ratio_q1\":{:.4},\"cpu_ratio_q3\":{:.4}}}",
                 server.name(),
                 route.name(),
                 per_round,
                 rounds,
                 med,
                 min,
+                cpu_med,
                 runs as f64 / n,
                 allocations as f64 / n,
                 counts.wire as f64 / n,
@@ -579,9 +604,12 @@ fn measure(options: &Options) {
                 future_bytes,
                 buffer_bytes,
                 2 * SOCKET_BUF,
-                ratio,
-                q1,
-                q3,
+                wall_ratio,
+                wall_q1,
+                wall_q3,
+                cpu_ratio,
+                cpu_q1,
+                cpu_q3,
             );
         }
     }

@@ -89,8 +89,9 @@ pub struct Args {
     /// Keep-alive requests of `GET /` per timed round.
     #[arg(long, default_value_t = 100)]
     pub small_per_round: usize,
-    /// Keep-alive requests of `GET /api/livedata` per timed round.
-    #[arg(long, default_value_t = 10)]
+    /// Keep-alive requests of `GET /api/livedata` per timed round (few:
+    /// a short round is seldom interrupted on a shared machine).
+    #[arg(long, default_value_t = 2)]
     pub live_per_round: usize,
     /// Requests of `GET /` counted under callgrind.
     #[arg(long, default_value_t = 1000)]

@@ -409,7 +409,7 @@ fn main() {
                 budget: parse("--budget", 3.0),
                 min_rounds: parse("--min-rounds", 31.0) as usize,
                 small_per_round: parse("--small-per-round", 100.0) as usize,
-                live_per_round: parse("--live-per-round", 10.0) as usize,
+                live_per_round: parse("--live-per-round", 2.0) as usize,
             });
         }
         Some("instr") => {

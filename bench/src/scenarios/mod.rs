@@ -81,6 +81,10 @@ scenarios! {
     /// CPU per request of /bytes/13 (1, 64, 256 connections; 16-deep pipelined) and
     /// /bytes/40960, and RSS per idle connection (1,000 and 10,000).
     Peers => peers, "peers";
+    /// ringstream-embedded vs picoserve on one in-memory socket, one thread: RAM per
+    /// connection slot, time and instructions per request of `GET /` and the ~40 KB
+    /// `/api/livedata`, formatter runs and heap allocations per response.
+    Embedded => embedded, "embedded";
 }
 
 pub mod rounds;

@@ -226,6 +226,35 @@ const HELLO_CLOSE: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncont
 // Tests
 // ---------------------------------------------------------------------------
 
+/// RFC 9112 §3.2.2: a server must accept a target in absolute form; it
+/// is routed by its path, as the core's `RequestHead::path_and_query`
+/// gives it.
+#[tokio::test]
+async fn absolute_form_targets_are_routed_by_their_path() {
+    with_server(|port, _| async move {
+        for target in [
+            "http://device/hello",
+            "HTTP://device:80/hello?x=1",
+            "https://elsewhere/hello",
+        ] {
+            let wire =
+                format!("GET {target} HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n");
+            assert_eq!(
+                request(port, wire.as_bytes()).await,
+                HELLO_CLOSE,
+                "{target}"
+            );
+        }
+        let wire = b"GET http://device HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n";
+        let response = request(port, wire).await;
+        assert!(
+            response.starts_with(b"HTTP/1.1 404 "),
+            "the root is not a route here"
+        );
+    })
+    .await;
+}
+
 /// RFC 9112 §9.3: an HTTP/1.1 connection persists; the second request on
 /// it is served, and `Connection: close` ends it after its response.
 #[tokio::test]

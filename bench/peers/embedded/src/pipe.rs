@@ -205,6 +205,31 @@ impl picoserve::io::Write for Io<'_> {
     }
 }
 
+impl ringstream_embedded::WriteInPlace for Io<'_> {
+    /// As embassy-net's `TcpSocket` (which ringstream-embedded's pool
+    /// serves with): waits for room, then lends the free part of the
+    /// transmit buffer. Bytes left there unsent stay where they are: the
+    /// client's side only empties the buffer, so the next free part still
+    /// holds them.
+    fn poll_write_in_place(
+        &mut self,
+        _cx: &mut core::task::Context<'_>,
+        fill: &mut dyn FnMut(&mut [u8]) -> usize,
+    ) -> Poll<Result<usize, Infallible>> {
+        let mut tx = self.0.tx.borrow_mut();
+        if tx.end == SOCKET_BUF {
+            return Poll::Pending;
+        }
+        let end = tx.end;
+        let n = fill(&mut tx.buf[end..]);
+        tx.end += n;
+        if n > 0 {
+            self.0.writes.set(self.0.writes.get() + 1);
+        }
+        Poll::Ready(Ok(n))
+    }
+}
+
 /// The harness's "runtime", for picoserve's `Socket` and `Timer`.
 pub struct Bench;
 

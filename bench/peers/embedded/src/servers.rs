@@ -13,7 +13,9 @@ use core::fmt;
 use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use embedded_io_async::{Read, Write};
-use ringstream_embedded::http::{serve_connection, App, Buffers, Error, Request, Responder, Sent};
+use ringstream_embedded::http::{
+    serve_connection_in_place, App, Buffers, Error, Request, Responder, Sent,
+};
 use ringstream_embedded::Config;
 
 use crate::pipe::{EmbassyTimer, Io, PicoSocket, Pipe};
@@ -93,18 +95,21 @@ impl App for RsApp {
     }
 }
 
-/// One connection on ringstream-embedded: `serve_connection` with the
-/// app, the caller's `Buffers` and the default configuration.
+/// One connection on ringstream-embedded as its `embassy-net` pool serves
+/// one: `serve_connection_in_place` (body bytes formatted straight into
+/// the socket's transmit buffer) with the app, the caller's `Buffers` and
+/// the default configuration.
 pub async fn ringstream(pipe: &Pipe, buffers: &mut Buffers<RS_RX, RS_TX>) {
     let mut io = Io(pipe);
-    let _ = serve_connection(&mut io, &RsApp, buffers, &RS_CONFIG).await;
+    let _ = serve_connection_in_place(&mut io, &RsApp, buffers, &RS_CONFIG, None).await;
 }
 
-/// The bytes of the `serve_connection` future alone (no buffers).
+/// The bytes of the `serve_connection_in_place` future alone (no
+/// buffers).
 pub fn ringstream_future_bytes(pipe: &Pipe) -> usize {
     let mut io = Io(pipe);
     let mut buffers = Buffers::<RS_RX, RS_TX>::new();
-    let future = serve_connection(&mut io, &RsApp, &mut buffers, &RS_CONFIG);
+    let future = serve_connection_in_place(&mut io, &RsApp, &mut buffers, &RS_CONFIG, None);
     core::mem::size_of_val(&future)
 }
 

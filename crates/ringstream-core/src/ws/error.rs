@@ -113,6 +113,16 @@ pub enum Error {
     /// §7.1.5), and there is no connection left to send it on anyway.
     UnexpectedEof,
     // ---- opening handshake: HTTP status -------------------------------
+    /// The handshake is not a `GET` (RFC 6455 §4.1). Refused with `405
+    /// Method Not Allowed` and `Allow: GET`.
+    NotGet,
+    /// The handshake is not on HTTP/1.1 or later (RFC 6455 §4.1): an
+    /// HTTP/1.0 request cannot switch protocols. Refused with `400`.
+    NotHttp11,
+    /// The handshake carries a request body: the bytes after its head
+    /// belong to the WebSocket session, so a body would be read as frames
+    /// (RFC 6455 §4.1 gives the handshake none). Refused with `400`.
+    RequestBody,
     /// The `Upgrade` field does not list `websocket` (RFC 6455 §4.2.1).
     /// Refused with `426 Upgrade Required` and `Upgrade: websocket`
     /// (RFC 9110 §15.5.22).
@@ -156,8 +166,9 @@ impl Error {
         }
     }
 
-    /// The HTTP status that refuses an upgrade request with this error: 426
-    /// for [`NotWebSocket`](Error::NotWebSocket) and
+    /// The HTTP status that refuses an upgrade request with this error: 405
+    /// for [`NotGet`](Error::NotGet), 426 for
+    /// [`NotWebSocket`](Error::NotWebSocket) and
     /// [`UnsupportedVersion`](Error::UnsupportedVersion), 400 otherwise.
     /// Only the handshake variants arise before the upgrade.
     ///
@@ -171,6 +182,7 @@ impl Error {
     /// ```
     pub const fn status(self) -> u16 {
         match self {
+            Error::NotGet => 405,
             Error::NotWebSocket | Error::UnsupportedVersion => 426,
             _ => 400,
         }
@@ -197,6 +209,9 @@ impl Error {
             Error::MessageTooLarge => "message too large",
             Error::InvalidCompressedData => "invalid compressed data",
             Error::UnexpectedEof => "connection closed without a close frame",
+            Error::NotGet => "a websocket handshake is a get",
+            Error::NotHttp11 => "a websocket handshake needs http/1.1",
+            Error::RequestBody => "a websocket handshake has no body",
             Error::NotWebSocket => "upgrade is not to websocket",
             Error::UnsupportedVersion => "unsupported websocket version",
             Error::InvalidKey => "invalid sec-websocket-key",

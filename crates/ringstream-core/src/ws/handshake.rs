@@ -21,6 +21,7 @@ use core::fmt;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 
+use crate::h1::{Exchange, Version};
 use crate::ws::Error;
 
 /// The GUID a server appends to the key before hashing (RFC 6455 §1.3).
@@ -256,9 +257,103 @@ where
     }
 }
 
+/// The HTTP side of an opening handshake (RFC 6455 §4.1), in the order a
+/// refusal is chosen: a `GET` ([`Error::NotGet`], 405), on HTTP/1.1
+/// ([`Error::NotHttp11`]), asking to switch protocols (`Upgrade` and
+/// `Connection: upgrade`, RFC 9110 §7.8; [`Error::NotWebSocket`], 426),
+/// without a request body ([`Error::RequestBody`]: the bytes after the head
+/// are the session's). Then [`accept`] checks the WebSocket fields.
+///
+/// # Errors
+///
+/// The first of the errors above that applies; [`Error::status`] is the
+/// status to refuse with.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::{Exchange, Field, HeadParser};
+/// use ringstream_core::ws::{check_request, Error};
+/// use ringstream_core::Limits;
+///
+/// let mut parser = HeadParser::new(Limits::DEFAULT);
+/// let mut fields = [Field::EMPTY; 8];
+/// let head = parser
+///     .parse(
+///         b"POST /ws HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n",
+///         &mut fields,
+///     )?
+///     .expect("a complete head");
+/// assert_eq!(check_request(head.method, &Exchange::new(&head)), Err(Error::NotGet));
+/// assert_eq!(Error::NotGet.status(), 405);
+/// # Ok::<(), ringstream_core::Error>(())
+/// ```
+pub fn check_request(method: &str, exchange: &Exchange) -> Result<(), Error> {
+    if method != "GET" {
+        return Err(Error::NotGet);
+    }
+    if exchange.version() != Version::Http11 {
+        return Err(Error::NotHttp11);
+    }
+    if !exchange.is_upgrade() {
+        return Err(Error::NotWebSocket);
+    }
+    if !exchange.body_framing().is_empty() {
+        return Err(Error::RequestBody);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The order of the HTTP checks, each case failing only the one rule.
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn a_handshake_is_a_bodiless_get_on_http11_asking_to_upgrade() {
+        use crate::h1::{Field, HeadParser};
+        use crate::Limits;
+        let check = |wire: &[u8]| {
+            let mut fields = [Field::EMPTY; 8];
+            let mut parser = HeadParser::new(Limits::DEFAULT);
+            let head = parser.parse(wire, &mut fields).unwrap().unwrap();
+            check_request(head.method, &Exchange::new(&head))
+        };
+        let up = "Host: a\r\nConnection: upgrade\r\nUpgrade: websocket\r\n";
+        let wire = |line: &str, extra: &str| alloc::format!("{line}\r\n{up}{extra}\r\n");
+        assert_eq!(check(wire("GET / HTTP/1.1", "").as_bytes()), Ok(()));
+        assert_eq!(
+            check(wire("GET / HTTP/1.1", "Content-Length: 0\r\n").as_bytes()),
+            Ok(())
+        );
+        assert_eq!(
+            check(wire("POST / HTTP/1.0", "").as_bytes()),
+            Err(Error::NotGet)
+        );
+        assert_eq!(
+            check(wire("HEAD / HTTP/1.1", "").as_bytes()),
+            Err(Error::NotGet)
+        );
+        assert_eq!(
+            check(wire("GET / HTTP/1.0", "").as_bytes()),
+            Err(Error::NotHttp11)
+        );
+        assert_eq!(
+            check(b"GET / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n\r\n"),
+            Err(Error::NotWebSocket)
+        );
+        assert_eq!(
+            check(wire("GET / HTTP/1.1", "Content-Length: 5\r\n").as_bytes()),
+            Err(Error::RequestBody)
+        );
+        assert_eq!(
+            check(wire("GET / HTTP/1.1", "Transfer-Encoding: chunked\r\n").as_bytes()),
+            Err(Error::RequestBody)
+        );
+        assert_eq!(Error::RequestBody.status(), 400);
+        assert_eq!(Error::NotHttp11.status(), 400);
+    }
 
     #[test]
     fn keys_must_be_canonical_base64_of_16_bytes() {

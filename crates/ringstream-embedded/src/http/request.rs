@@ -49,15 +49,25 @@ impl<'r> Request<'r> {
         self.head.target
     }
 
-    /// The path: the target up to `?` (still percent-encoded).
+    /// The path: the target up to `?` (still percent-encoded); of an
+    /// absolute-form target (`http://device/api`), the part after the
+    /// authority, as the core's
+    /// [`path_and_query`](ringstream_core::h1::RequestHead::path_and_query)
+    /// gives it (an empty path is `/`).
     pub fn path(&self) -> &'r str {
-        let target = self.head.target;
-        target.split_once('?').map_or(target, |(path, _)| path)
+        let target = self.head.path_and_query();
+        match target.split_once('?').map_or(target, |(path, _)| path) {
+            "" => "/",
+            path => path,
+        }
     }
 
     /// The query: the target after the first `?`, if there is one.
     pub fn query(&self) -> Option<&'r str> {
-        self.head.target.split_once('?').map(|(_, query)| query)
+        self.head
+            .path_and_query()
+            .split_once('?')
+            .map(|(_, query)| query)
     }
 
     /// HTTP/1.0 or HTTP/1.1.

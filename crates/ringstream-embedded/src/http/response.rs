@@ -158,13 +158,16 @@ pub struct Responder<'c, IO: Read + Write> {
 }
 
 /// A chunk being built in the connection's free transmit space: `len`
-/// bytes written from address `at`, the first `prefix` of them kept for
-/// its size line.
+/// bytes written from address `at` — `lead` bytes that were ready before
+/// it (a head), then `prefix` bytes kept for its size line, then its data;
+/// at most `cap` bytes in all (what the size line can count).
 #[derive(Debug, Clone, Copy)]
 struct Open {
     at: usize,
     len: usize,
+    lead: usize,
     prefix: usize,
+    cap: usize,
 }
 
 /// Body output to write in place.
@@ -432,13 +435,13 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
             return Ok(());
         }
         if let Some(poll) = self.in_place {
-            self.flush_buffered().await?;
             while !data.is_empty() {
                 let filled = self.fill_in_place(poll, Output::Bytes(data)).await?;
                 let taken = if filled.too_small {
-                    // Too little contiguous room (the end of a ring):
-                    // this piece goes through the transmit buffer.
-                    let n = data.len().min(self.tx.len() - self.gap - CRLF.len());
+                    // Too little contiguous room (the end of a ring): this
+                    // piece goes through the transmit buffer.
+                    self.flush_body().await?;
+                    let n = data.len().min(self.tx.len() - CRLF.len() - self.fill);
                     self.buffer(data.get(..n).unwrap_or_default());
                     self.flush_body().await?;
                     n
@@ -502,12 +505,11 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
             return Ok(());
         }
         if let Some(poll) = self.in_place {
-            self.flush_buffered().await?;
             if !self.fill_in_place(poll, Output::Fmt(args)).await?.too_small {
                 return Ok(());
             }
             // Too little contiguous room to start a chunk in: formatted
-            // into the empty transmit buffer instead.
+            // into the transmit buffer instead.
         }
         if self.fill > self.tx.len() / 2 {
             self.flush_body().await?;

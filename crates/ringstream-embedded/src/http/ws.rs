@@ -8,9 +8,9 @@ use core::fmt;
 use embassy_time::{with_deadline, with_timeout, Duration, Instant};
 use embedded_io_async::{Read, Write};
 use ringstream_core::ws::{
-    accept, message_head, CloseCode, ClosePayload, ControlFrame, Decoded, Decoder, Event,
-    FrameHeader, Limits, MessageKind, OpCode, Role, MAX_CLOSE_REASON_LEN, MAX_CONTROL_FRAME_LEN,
-    MAX_HEAD_LEN,
+    accept, check_request, message_head, CloseCode, ClosePayload, ControlFrame, Decoded, Decoder,
+    Event, FrameHeader, Limits, MessageKind, OpCode, Role, MAX_CLOSE_REASON_LEN,
+    MAX_CONTROL_FRAME_LEN, MAX_HEAD_LEN,
 };
 
 use super::{Error, Request, Responder, Sent};
@@ -240,10 +240,10 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
         request: &Request<'_>,
         config: &WebSocketConfig,
     ) -> Result<Upgrade<'_, IO>, Error<IO::Error>> {
-        let checked = match self.exchange.is_upgrade() {
-            true => accept(request.fields().iter().map(|f| (f.name, f.value))),
-            false => Err(ringstream_core::ws::Error::NotWebSocket),
-        };
+        // The HTTP side of the handshake, then its WebSocket fields: each
+        // rule the core's.
+        let checked = check_request(request.method(), &self.exchange)
+            .and_then(|()| accept(request.fields().iter().map(|f| (f.name, f.value))));
         let key = match checked {
             Ok(key) => key,
             Err(e) => {
@@ -255,7 +255,15 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
                     ("upgrade", b"websocket"),
                     ("sec-websocket-version", b"13"),
                 ];
-                let fields = if status == 426 { upgrade } else { text };
+                let get: &[(&str, &[u8])] = &[
+                    ("content-type", b"text/plain; charset=utf-8"),
+                    ("allow", b"GET"),
+                ];
+                let fields = match status {
+                    426 => upgrade,
+                    405 => get,
+                    _ => text,
+                };
                 let sent = self.send(status, fields, e.as_str().as_bytes()).await?;
                 return Ok(Upgrade::Refused(sent));
             }

@@ -7,7 +7,7 @@
 //! What is checked: every route answers as it does through `Write` alone
 //! (the same status, fields and body; chunk sizes may differ), and the
 //! seed's 40 KB live-data page, printed line by line, costs the server
-//! at most 12 bytes copied per 100 body bytes — the rest is formatted
+//! under 10 bytes copied per 100 body bytes — the rest is formatted
 //! straight into the ring — with each line's formatter run once and no
 //! allocation.
 
@@ -303,8 +303,47 @@ fn every_route_answers_in_place_as_through_write() {
     }
 }
 
+/// An event stream's way: a few lines, sent at once, again and again.
+struct Flushed;
+
+impl App for Flushed {
+    async fn handle<IO: Read + Write>(
+        &self,
+        _request: &Request<'_>,
+        responder: &mut Responder<'_, IO>,
+    ) -> Result<Sent, Error<IO::Error>> {
+        responder.start(200, &[], None).await?;
+        for i in 0..200 {
+            writeln!(responder, "line {i:03} of the stream").await?;
+            if i % 3 == 2 {
+                responder.flush().await?;
+            }
+        }
+        responder.finish().await
+    }
+}
+
+/// Chunks kept open in the ring while the peer empties it under them:
+/// the ring starts over at its start, the kept bytes are moved there
+/// (copies, counted) and the stream arrives whole, as through `Write`.
+#[test]
+fn kept_chunks_survive_a_ring_that_starts_over() {
+    let request = b"GET / HTTP/1.1\r\nHost: d\r\nConnection: close\r\n\r\n";
+    let (expected, _) = serve_written(&Flushed, request);
+    let expected = meaning(&expected);
+    let mut copied = Vec::new();
+    for peer in PEERS {
+        let (wire, c, ..) = serve_in_place(&Flushed, request, peer);
+        assert_eq!(meaning(&wire), expected, "{peer:?}");
+        copied.push(c);
+    }
+    // The peer that empties the ring under a kept chunk makes the server
+    // move it: more copies than where the ring never starts over.
+    assert!(copied[3] > copied[0], "{copied:?}");
+}
+
 /// The seed's page: 40 KB of live data printed line by line. In place,
-/// the server copies 4–12 bytes per hundred body bytes, depending on the
+/// the server copies 4–9 bytes per hundred body bytes, depending on the
 /// peer's pace (the head, the overflow of the lines that straddle the end
 /// of the free space, a chunk's kept bytes moved when the ring starts
 /// over); through `Write`, every byte once and the framing. Each line's
@@ -345,6 +384,6 @@ fn livedata_is_formatted_into_the_socket_ring() {
         // rest of the wire was written in place.
         assert!(written <= copied, "{written} > {copied}");
         assert_eq!(written + in_place, wire.len());
-        assert!(ratio < 0.15, "{peer:?}: {ratio}");
+        assert!(ratio < 0.1, "{peer:?}: {ratio}");
     }
 }

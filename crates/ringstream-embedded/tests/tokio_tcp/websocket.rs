@@ -371,6 +371,40 @@ async fn non_websocket_requests_are_refused_with_the_cores_status() {
     .await;
 }
 
+/// RFC 6455 §4.1: a handshake is a `GET` on HTTP/1.1 without a body, as
+/// the core's `ws::check_request` says — a `POST` or `HEAD` gets 405 with
+/// `Allow: GET`, HTTP/1.0 gets 400, and a handshake with a body (whose
+/// bytes would otherwise be read as frames) gets 400: never 101.
+#[tokio::test]
+async fn handshakes_that_are_not_a_bodiless_http11_get_are_refused() {
+    with_app(Sockets, |port, _| async move {
+        let fields = "Host: device\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+            Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n";
+        let cases: [(String, &str); 5] = [
+            (format!("POST /ws/echo HTTP/1.1\r\n{fields}Content-Length: 0\r\n\r\n"), "405"),
+            (format!("HEAD /ws/echo HTTP/1.1\r\n{fields}\r\n"), "405"),
+            (format!("GET /ws/echo HTTP/1.0\r\n{fields}\r\n"), "400"),
+            (format!("GET /ws/echo HTTP/1.1\r\n{fields}Content-Length: 5\r\n\r\nhello"), "400"),
+            (
+                format!("GET /ws/echo HTTP/1.1\r\n{fields}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
+                "400",
+            ),
+        ];
+        for (wire, status) in cases {
+            let mut stream = connect(port).await;
+            stream.write_all(wire.as_bytes()).await.unwrap();
+            stream.shutdown().await.unwrap();
+            let response = read_to_close(&mut stream).await;
+            let (head, _) = split_head(&response);
+            assert!(head.starts_with(&format!("HTTP/1.1 {status} ")), "{wire}\n{head}");
+            if status == "405" {
+                assert!(head.contains("\r\nallow: GET\r\n"), "{head}");
+            }
+        }
+    })
+    .await;
+}
+
 /// The RAM of a WebSocket connection: the `serve_connection` future for
 /// this app (the session lives in it) and the session itself.
 #[tokio::test]

@@ -181,6 +181,45 @@ pub struct RequestHead<'b> {
 }
 
 impl<'b> RequestHead<'b> {
+    /// The target as a path and query, the form a router matches: the
+    /// target itself in origin form; after the authority of an
+    /// absolute-form target (`http://host/a?b` → `/a?b`, `/` for
+    /// `http://host`, `?b` for `http://host?b`: an empty path, which is
+    /// `/`), which a server must accept (RFC 9112 §3.2.2); the
+    /// target as sent for `*` and for the authority form of `CONNECT`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let mut parser = HeadParser::new(Limits::DEFAULT);
+    /// let head = parser
+    ///     .parse(b"GET http://a.example/live?x=1 HTTP/1.1\r\nHost: a.example\r\n\r\n", &mut fields)?
+    ///     .expect("complete head");
+    /// assert_eq!(head.path_and_query(), "/live?x=1");
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
+    pub fn path_and_query(&self) -> &'b str {
+        if self.target_form != TargetForm::Absolute {
+            return self.target;
+        }
+        // `scheme://authority` then the path: the authority ends at the
+        // first `/` or `?` after the `//`.
+        let after_scheme = self
+            .target
+            .find("://")
+            .and_then(|i| self.target.get(i + 3..))
+            .unwrap_or_default();
+        match after_scheme.find(['/', '?']) {
+            Some(i) => after_scheme.get(i..).unwrap_or("/"),
+            // No path: the empty path is `/` (RFC 9110 §4.2.3).
+            None => "/",
+        }
+    }
+
     /// The fields of this head, out of the slice given to
     /// [`HeadParser::parse`].
     ///

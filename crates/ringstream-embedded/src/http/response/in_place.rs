@@ -3,6 +3,8 @@
 
 use core::fmt;
 use core::future::poll_fn;
+use core::ops::Range;
+use core::task::Poll;
 
 use embassy_time::with_timeout;
 use embedded_io_async::{Read, Write};
@@ -13,16 +15,6 @@ use super::{Error, FillError, Filled, Open, Output, Responder, State, MIN_IN_PLA
 use crate::in_place::PollInPlace;
 
 impl<IO: Read + Write> Responder<'_, IO> {
-    /// Sends what the transmit buffer holds, so that body bytes may be
-    /// written in place after it. (While a chunk is open in place, it is
-    /// empty.)
-    pub(super) async fn flush_buffered(&mut self) -> Result<(), Error<IO::Error>> {
-        if self.committed > self.out_start || self.fill > self.data_start {
-            self.flush_body().await?;
-        }
-        Ok(())
-    }
-
     /// Sends the chunk open in place, if there is one.
     pub(super) async fn seal_in_place(&mut self) -> Result<(), Error<IO::Error>> {
         match (self.in_place, self.open) {
@@ -31,19 +23,27 @@ impl<IO: Read + Write> Responder<'_, IO> {
         }
     }
 
-    /// Writes `output` into the free space the connection lends, within
-    /// the write deadline. The transmit buffer is empty (see
-    /// [`flush_buffered`](Self::flush_buffered)); the overflow of a
-    /// `write!` is left in it as body bytes waiting to be framed.
+    /// Writes `output` into the free space the connection lends, after
+    /// what the transmit buffer holds ready to send (the head, a chunk
+    /// that overflowed before; copied there, so that all of it leaves in
+    /// one piece), within the write deadline. The overflow of a `write!` is
+    /// left in the transmit buffer as body bytes waiting to be framed.
     pub(super) async fn fill_in_place(
         &mut self,
         poll: PollInPlace<IO>,
         mut output: Output<'_, '_>,
     ) -> Result<Filled, Error<IO::Error>> {
+        // Body bytes waiting in the transmit buffer are framed first: then
+        // everything there is ready to send.
+        if self.fill > self.data_start {
+            self.seal()?;
+        }
         let Responder {
             io,
             config,
             tx,
+            out_start,
+            committed,
             gap,
             state,
             open,
@@ -53,23 +53,39 @@ impl<IO: Read + Write> Responder<'_, IO> {
         let State::Body { encoder, .. } = state else {
             return Err(Error::Misuse);
         };
-        let spill_end = tx.len() - CRLF.len();
-        let spill = tx.get_mut(*gap..spill_end).unwrap_or_default();
+        let ready = *out_start..*committed;
         let mut outcome = None;
         let mut fill = |free: &mut [u8]| {
-            let (send, filled) = fill_free(free, open, encoder, &mut output, spill, copied);
+            let (send, filled) = fill_free(
+                free,
+                open,
+                encoder,
+                &mut output,
+                tx,
+                ready.clone(),
+                *gap,
+                copied,
+            );
             outcome = Some(filled);
             send
         };
-        let lent = with_timeout(
-            config.io_timeout,
-            poll_fn(|cx| poll(&mut **io, cx, &mut fill)),
-        )
-        .await;
-        match lent {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => return Err(Error::Io(e)),
-            Err(_) => return Err(Error::TimedOut),
+        // Most of the time there is room at once: no deadline to set up.
+        let lent = match poll_fn(|cx| Poll::Ready(poll(&mut **io, cx, &mut fill))).await {
+            Poll::Ready(lent) => lent,
+            Poll::Pending => {
+                match with_timeout(
+                    config.io_timeout,
+                    poll_fn(|cx| poll(&mut **io, cx, &mut fill)),
+                )
+                .await
+                {
+                    Ok(lent) => lent,
+                    Err(_) => return Err(Error::TimedOut),
+                }
+            }
+        };
+        if let Err(e) = lent {
+            return Err(Error::Io(e));
         }
         let filled = match outcome {
             Some(Ok(filled)) => filled,
@@ -79,33 +95,42 @@ impl<IO: Read + Write> Responder<'_, IO> {
                 return Err(Error::Response(ringstream_core::Error::OutOfSpace))
             }
         };
-        if filled.spilled > 0 {
-            self.fill = self.data_start + filled.spilled;
+        if filled.too_small {
+            return Ok(filled);
         }
+        // What was ready went out with the body bytes.
+        self.out_start = 0;
+        self.committed = 0;
+        self.data_start = self.gap;
+        self.fill = self.gap + filled.spilled;
         Ok(filled)
     }
 }
 
-/// Writes `output` into `free`, the connection's free transmit space,
-/// after the bytes of the open chunk (moved to its start if the space
-/// moved), and the overflow of a `write!` into `spill`. Returns how many
-/// bytes of `free` to send now: none while a chunk stays open (on a chunked
-/// body, until the space is full or `output` is [`Output::Seal`]), else
-/// the chunk with its size line and CRLF, or the bytes of a body of known
-/// length.
+/// Writes `output` into `free`, the connection's free transmit space:
+/// first the bytes `tx[ready]` (a head, framing) when no chunk is open,
+/// then the bytes of the open chunk (moved to their place if the space
+/// moved; the ready bytes before it among them), then `output`, whose overflow (of a `write!`) goes into
+/// `tx[gap..]`. Returns how many bytes of `free` to send now: the ready
+/// bytes, and the body bytes once they can be framed — at once on a body of
+/// known length, when the space is full or `output` is [`Output::Seal`] on
+/// a chunked one (a chunk stays open, unsent, across writes until then).
+#[allow(clippy::too_many_arguments)]
 fn fill_free(
     free: &mut [u8],
     open: &mut Option<Open>,
     encoder: &mut Encoder,
     output: &mut Output<'_, '_>,
-    spill: &mut [u8],
+    tx: &mut [u8],
+    ready: Range<usize>,
+    gap: usize,
     copied: &mut usize,
 ) -> (usize, Result<Filled, FillError>) {
-    let at = free.as_ptr() as usize;
-    let (mut len, prefix) = match open.take() {
+    let (mut len, lead, prefix, cap) = match open.take() {
         Some(kept) => {
             // The kept bytes are where they were written; at the start of
             // the space unless it moved (a ring that emptied starts over).
+            let at = free.as_ptr() as usize;
             let Some(offset) = kept
                 .at
                 .checked_sub(at)
@@ -117,37 +142,48 @@ fn fill_free(
                 free.copy_within(offset..offset + kept.len, 0);
                 *copied += kept.len;
             }
-            (kept.len, kept.prefix)
+            (kept.len, kept.lead, kept.prefix, kept.cap)
         }
         None => {
-            let prefix = encoder.padded_prefix_len(free.len());
-            if free.len() < prefix + MIN_IN_PLACE + CRLF.len() {
+            let lead = ready.len();
+            let prefix = encoder.padded_prefix_len(free.len().saturating_sub(lead));
+            if free.len() < lead + prefix + MIN_IN_PLACE + CRLF.len() {
                 let filled = Filled {
                     too_small: true,
                     ..Filled::default()
                 };
                 return (0, Ok(filled));
             }
-            (prefix, prefix)
+            if let (Some(dst), Some(src)) = (free.get_mut(..lead), tx.get(ready)) {
+                dst.copy_from_slice(src);
+                *copied += lead;
+            }
+            // No more data than the size line reserved can count.
+            let countable = match prefix.checked_sub(CRLF.len()) {
+                Some(digits) if digits > 0 => 1u64
+                    .checked_shl(4 * digits as u32)
+                    .map_or(usize::MAX, |n| usize::try_from(n - 1).unwrap_or(usize::MAX)),
+                _ => usize::MAX,
+            };
+            (
+                lead + prefix,
+                lead,
+                prefix,
+                (lead + prefix).saturating_add(countable),
+            )
         }
     };
-    // Room for data: up to the CRLF that ends a chunk, and no more than
-    // the size line reserved can count.
-    let countable = match prefix.checked_sub(CRLF.len()) {
-        Some(digits) if digits > 0 => 1u64
-            .checked_shl(4 * digits as u32)
-            .map_or(usize::MAX, |n| usize::try_from(n - 1).unwrap_or(usize::MAX)),
-        _ => usize::MAX,
-    };
-    let limit = (free.len() - CRLF.len()).min(prefix.saturating_add(countable));
+    let at = free.as_ptr() as usize;
+    // Room for data: up to the CRLF that ends a chunk.
+    let limit = (free.len() - CRLF.len()).min(cap);
     let mut filled = Filled::default();
     let full = match output {
         Output::Fmt(args) => {
-            let room = free.get_mut(len..limit).unwrap_or_default();
+            let spill_end = tx.len() - CRLF.len();
             let mut out = Overflow {
-                first: room,
+                first: free.get_mut(len..limit).unwrap_or_default(),
                 first_len: 0,
-                second: spill,
+                second: tx.get_mut(gap..spill_end).unwrap_or_default(),
                 second_len: 0,
             };
             if fmt::write(&mut out, *args).is_err() {
@@ -170,25 +206,32 @@ fn fill_free(
         Output::Seal => true,
     };
     if prefix > 0 && !full {
-        // A chunk goes on across writes until it is sent.
-        *open = Some(Open { at, len, prefix });
+        // A chunk goes on across writes until it is sent (and with it
+        // what was ready before it).
+        *open = Some(Open {
+            at,
+            len,
+            lead,
+            prefix,
+            cap,
+        });
         return (0, Ok(filled));
     }
-    let data = len - prefix;
+    let data = len - lead - prefix;
     let frame = match encoder.encode_padded(data, prefix) {
         Ok(frame) => frame,
         Err(e) => return (0, Err(FillError::Response(e))),
     };
     if data == 0 {
-        // Nothing but the reserved line: dropped.
-        return (0, Ok(filled));
+        // Nothing but the reserved line after the ready bytes: dropped.
+        return (lead, Ok(filled));
     }
     let suffix = frame.suffix();
     let end = len + suffix.len();
     if end > free.len() || frame.prefix().len() != prefix {
         return (0, Err(FillError::Lost));
     }
-    if let Some(p) = free.get_mut(..prefix) {
+    if let Some(p) = free.get_mut(lead..lead + prefix) {
         p.copy_from_slice(frame.prefix());
     }
     if let Some(s) = free.get_mut(len..end) {
@@ -207,8 +250,16 @@ struct Overflow<'a, 'b> {
 }
 
 impl fmt::Write for Overflow<'_, '_> {
+    #[inline]
     fn write_str(&mut self, s: &str) -> fmt::Result {
         let bytes = s.as_bytes();
+        let end = self.first_len + bytes.len();
+        if let Some(dst) = self.first.get_mut(self.first_len..end) {
+            // The usual case: it fits where the socket will send it from.
+            dst.copy_from_slice(bytes);
+            self.first_len = end;
+            return Ok(());
+        }
         let n = bytes.len().min(self.first.len() - self.first_len);
         let (now, rest) = bytes.split_at(n);
         if let Some(dst) = self.first.get_mut(self.first_len..self.first_len + n) {

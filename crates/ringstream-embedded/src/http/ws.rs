@@ -61,7 +61,7 @@ pub enum Upgrade<'a, IO: Read + Write> {
     /// for the rest of the handler.
     Accepted(WebSocket<'a, IO>),
     /// The request was not a valid WebSocket handshake and was answered
-    /// with the core's status (426 or 400); return this.
+    /// with the core's status (405, 426 or 400); return this.
     Refused(Sent),
 }
 
@@ -169,12 +169,13 @@ const HEAD_ROOM: usize = MAX_HEAD_LEN - 4;
 
 impl<'c, IO: Read + Write> Responder<'c, IO> {
     /// Answers a WebSocket handshake (RFC 6455 §4.2): checks `request`
-    /// with the core's [`accept`] and [`Exchange::is_upgrade`](ringstream_core::h1::Exchange::is_upgrade),
-    /// then sends `101 Switching Protocols` with the `Sec-WebSocket-Accept`
-    /// the core computes and returns the session; a request that is not a
-    /// valid handshake is answered with the core's status (426, with
-    /// `upgrade: websocket` and `sec-websocket-version: 13`, or 400) and
-    /// a plain-text reason.
+    /// with the core's [`check_request`] (a `GET` on HTTP/1.1 asking to
+    /// upgrade, without a body) and [`accept`] (its WebSocket fields), then
+    /// sends `101 Switching Protocols` with the `Sec-WebSocket-Accept` the
+    /// core computes and returns the session; a request that is not a
+    /// valid handshake is answered with the core's status (405 with
+    /// `allow: GET`; 426 with `upgrade: websocket` and
+    /// `sec-websocket-version: 13`; or 400) and a plain-text reason.
     ///
     /// After the `101` the connection carries the WebSocket until the
     /// handler returns, then closes; bytes the client sent after its
@@ -202,7 +203,7 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
     ///         let config = WebSocketConfig::DEFAULT;
     ///         let mut ws = match responder.accept_websocket(request, &config).await? {
     ///             Upgrade::Accepted(ws) => ws,
-    ///             // 426 or 400, already answered.
+    ///             // 405, 426 or 400, already answered.
     ///             Upgrade::Refused(sent) => return Ok(sent),
     ///         };
     ///         let mut len = 0;

@@ -50,7 +50,11 @@ where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let service = service_fn(move |req| handle(req, last_page.clone(), app.clone()));
+    // `pipeline_flush`: pipelined responses are written together, as
+    // hyper's own benchmarks configure it (without it, each response of a
+    // pipelined batch is flushed alone).
     let _ = hyper::server::conn::http1::Builder::new()
+        .pipeline_flush(true)
         .serve_connection(TokioIo::new(io), service)
         .await;
 }

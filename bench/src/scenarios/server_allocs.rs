@@ -99,7 +99,9 @@ async fn serve_ringstream(io: crate::mempipe::Server, connection_info: bool) {
 
 /// hyper serving the static service on `io` (`--toggle-collect='*serve_hyper*'`).
 async fn serve_hyper(io: crate::mempipe::Server) {
+    // As hyper's own benchmarks configure it (see `peer::serve_io`).
     let _ = hyper::server::conn::http1::Builder::new()
+        .pipeline_flush(true)
         .serve_connection(
             TokioIo::new(io),
             hyper::service::service_fn(static_service_hyper),

@@ -15,7 +15,7 @@ use tower_service::Service;
 
 use super::Connection;
 use crate::body::{poll_body, BodySender, Incoming, Pulled};
-use crate::error::{BoxError, Error};
+use crate::error::{BoxError, Error, Timeout};
 use crate::stream::Stream;
 
 /// The request-body side of one exchange.
@@ -187,23 +187,23 @@ impl BodyPump {
         let now = tokio::time::Instant::now();
         let started = *self.started.get_or_insert(now);
         let mut deadline = now + self.timeout;
-        let mut why = "request body read";
+        let mut why = Timeout::RequestBodyRead;
         if let Some(allowed) = self.rate_deadline(started) {
             if allowed < deadline {
                 deadline = allowed;
-                why = "request body too slow";
+                why = Timeout::RequestBodyRate;
             }
         }
         if let Some(allowed) = self.total.and_then(|total| started.checked_add(total)) {
             if allowed < deadline {
                 deadline = allowed;
-                why = "request body took too long";
+                why = Timeout::RequestBodyTotal;
             }
         }
         let timer = self
             .timer
             .get_or_insert_with(|| Box::pin(sleep_until(deadline)));
-        if !self.timer_armed || why != "request body read" {
+        if !self.timer_armed || why != Timeout::RequestBodyRead {
             timer.as_mut().reset(deadline);
             self.timer_armed = true;
         }
@@ -225,11 +225,12 @@ impl BodyPump {
         if tokio::time::Instant::now().saturating_duration_since(started) < total {
             return None;
         }
-        const WHY: &str = "request body took too long";
         if let Some(sender) = self.sender.take() {
-            sender.shared.put(Err(Error::TimedOut(WHY)));
+            sender
+                .shared
+                .put(Err(Error::TimedOut(Timeout::RequestBodyTotal)));
         }
-        Some(BodyFailure(Error::TimedOut(WHY)))
+        Some(BodyFailure(Error::TimedOut(Timeout::RequestBodyTotal)))
     }
 
     /// When the body has taken longer than the minimum rate allows (as
@@ -250,7 +251,7 @@ fn copy_error(e: &Error) -> Error {
     match e {
         Error::Io(io) => Error::Io(io::Error::new(io.kind(), io.to_string())),
         Error::Protocol(p) => Error::Protocol(*p),
-        Error::TimedOut(what) => Error::TimedOut(what),
+        Error::TimedOut(which) => Error::TimedOut(*which),
         Error::Closed => Error::Closed,
         Error::User(u) => Error::User(u.to_string().into()),
         e @ Error::NotBuffered { .. } => Error::Io(io::Error::new(e.kind(), e.to_string())),

@@ -44,7 +44,7 @@ use super::stop::StopSignal;
 use super::upgrade::{self, Pending, UpgradedIo};
 use super::{Config, ConnectionInfo};
 use crate::body::Incoming;
-use crate::error::{BoxError, Error};
+use crate::error::{BoxError, Error, Timeout};
 use crate::stream::Stream;
 use read::{HeadOutcome, HeadSpans, Span};
 use trace::{failure_status, log_access, record_response, request_span, Shown};
@@ -210,7 +210,7 @@ where
                 Ok(After::Upgrade(pending)) => return Ok(Served::Upgraded(pending)),
                 Err(e) => {
                     // A client that stopped reading is not waited for again.
-                    if matches!(e, Error::TimedOut("response write")) {
+                    if matches!(e, Error::TimedOut(Timeout::ResponseWrite)) {
                         self.metrics.record_write_timeout();
                     } else {
                         let deadline = tokio::time::Instant::now() + self.config.write_timeout;

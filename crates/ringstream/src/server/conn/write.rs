@@ -18,7 +18,7 @@ use tokio::time::{sleep_until, Sleep};
 
 use super::dispatch::{BodyFailure, BodyPump};
 use super::Connection;
-use crate::error::{BoxError, Error};
+use crate::error::{BoxError, Error, Timeout};
 use crate::stream::Stream;
 
 /// Response body frames up to this size (bytes) are copied into the write
@@ -193,7 +193,7 @@ impl WriteStall {
             .as_mut()
             .is_some_and(|timer| timer.as_mut().poll(cx).is_ready());
         if expired {
-            Poll::Ready(Err(Error::TimedOut("response write")))
+            Poll::Ready(Err(Error::TimedOut(Timeout::ResponseWrite)))
         } else {
             Poll::Pending
         }

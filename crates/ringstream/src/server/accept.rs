@@ -5,12 +5,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::{Request, Response};
-use http_body::Body;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
-use tower_service::Service;
 
 use super::admit::{Admission, Throttle};
 use super::conn::{Connection, Served};
@@ -18,21 +15,14 @@ use super::counted::Counted;
 use super::slots::Taken;
 use super::upgrade::Hold;
 use super::{Config, ConnectionInfo, Listener, MakeService, Metrics, Server};
-use crate::body::Incoming;
-use crate::error::{BoxError, Error};
+use crate::error::Error;
 
 /// Accepts and serves until `signal`, then shuts down gracefully; `make`
 /// makes each connection's service.
-pub(super) async fn run<L, M, B, F>(server: Server<L>, mut make: M, signal: F) -> Result<(), Error>
+pub(super) async fn run<L, M, F>(server: Server<L>, mut make: M, signal: F) -> Result<(), Error>
 where
     L: Listener,
     M: MakeService,
-    M::Service: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-    <M::Service as Service<Request<Incoming>>>::Future: Send,
-    <M::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
     F: Future<Output = ()>,
 {
     let Server {
@@ -81,7 +71,7 @@ where
             tracing::error!(remote = %info.remote_addr(), "no service made for the connection: closed");
             continue;
         };
-        let parts = Parts {
+        let parts: Parts<M> = Parts {
             service,
             config: config.clone(),
             metrics: metrics.clone(),
@@ -125,9 +115,9 @@ impl Held {
     }
 }
 
-/// What every connection of a server shares.
-pub(super) struct Parts<S> {
-    service: S,
+/// What every connection of a server shares, and its own service.
+pub(super) struct Parts<M: MakeService> {
+    service: M::Service,
     config: Arc<Config>,
     pub(super) metrics: Arc<Metrics>,
     stopped: watch::Receiver<bool>,
@@ -147,18 +137,15 @@ pub(super) struct Parts<S> {
 /// copy (the task of an idle connection is that much smaller).
 // Not an `async fn`, on purpose: see above.
 #[allow(clippy::manual_async_fn)]
-pub(super) fn serve_one<T, S, B>(
+pub(super) fn serve_one<T, M>(
     socket: T,
     info: ConnectionInfo,
-    parts: Parts<S>,
+    parts: Parts<M>,
     taken: Taken,
 ) -> impl Future<Output = ()>
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    S: Service<Request<Incoming>, Response = Response<B>>,
-    S::Error: Into<BoxError>,
-    B: Body,
-    B::Error: Into<BoxError>,
+    M: MakeService,
 {
     async move {
         let Parts {

@@ -6,19 +6,15 @@ use std::sync::Arc;
 use std::task::{Context, Waker};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use http::{Request, Response};
-use http_body::Body;
 use ringstream_core::h1::{write_unavailable_response, DateCache};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
-use tower_service::Service;
 
 use super::accept::{serve_one, Parts};
+use super::make::MakeService;
 use super::slots::Slots;
 use super::{Config, ConnectionInfo};
-use crate::body::Incoming;
-use crate::error::BoxError;
 
 /// The `Retry-After` of a refusal at the cap, in seconds.
 const RETRY_AFTER_SECS: u32 = 1;
@@ -71,20 +67,15 @@ impl Admission {
 
     /// Serves `socket` in a new task of `tasks` if there is room or an
     /// idle connection makes room; refuses it with `503` otherwise.
-    pub(super) fn admit<T, S, B>(
+    pub(super) fn admit<T, M>(
         &mut self,
         socket: T,
         info: ConnectionInfo,
-        parts: Parts<S>,
+        parts: Parts<M>,
         tasks: &mut JoinSet<()>,
     ) where
         T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-        S: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-        S::Future: Send,
-        S::Error: Into<BoxError>,
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
+        M: MakeService,
     {
         if let Some(taken) = self.slots.try_take() {
             tasks.spawn(serve_one(socket, info, parts, taken));

@@ -11,7 +11,9 @@
 //!   [`with_config`](Serve::with_config) sets the limits and timeouts.
 //! * [`serve_connection`] serves one connection over any transport.
 //!
-//! Both fail with the same [`Error`].
+//! Both fail with the same [`Error`], and both serve an [`HttpService`]:
+//! a tower service of `Request<Incoming>` answering `Response<B>` (an axum
+//! `Router`, a [`service_fn`]).
 //!
 //! # Examples
 //!
@@ -59,10 +61,7 @@ pub mod upgrade;
 
 use std::sync::Arc;
 
-use http::{Request, Response};
-use http_body::Body;
 use tokio::net::{TcpListener, ToSocketAddrs};
-use tower_service::Service;
 
 pub use addr::{Addr, ConnectionInfo};
 pub use config::Config;
@@ -74,10 +73,9 @@ pub use make::{IntoMakeService, MakeService, ServiceMarker};
 pub use metrics::{Metrics, MetricsSnapshot};
 use serve::Start;
 pub use serve::{Serve, WithGracefulShutdown};
-pub use service::{service_fn, ServiceFn};
+pub use service::{service_fn, HttpService, ServiceFn};
 
-use crate::error::{BoxError, Error};
-use crate::Incoming;
+use crate::error::Error;
 
 /// An HTTP/1.1 server with its [`Listener`] (TCP unless said otherwise),
 /// before it serves.
@@ -347,22 +345,14 @@ impl<L: Listener> Server<L> {
     /// [`with_graceful_shutdown`](Serve::with_graceful_shutdown), until a
     /// signal.
     ///
-    /// `app` is a tower service of `Request<Incoming>` (an axum `Router`,
-    /// a [`service_fn`]), which each connection gets a clone of, or, with
+    /// `app` is an [`HttpService`] (an axum `Router`, a [`service_fn`]),
+    /// which each connection gets a clone of, or, with
     /// the `axum` feature, axum's `router.into_make_service()` or
     /// `router.into_make_service_with_connect_info::<C>()`
     /// ([`IntoMakeService`]).
-    pub fn serve<A, Marker, B>(self, app: A) -> Serve<L, A::MakeService>
+    pub fn serve<A, Marker>(self, app: A) -> Serve<L, A::MakeService>
     where
         A: IntoMakeService<Marker>,
-        <A::MakeService as MakeService>::Service:
-            Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-        <<A::MakeService as MakeService>::Service as Service<Request<Incoming>>>::Future: Send,
-        <<A::MakeService as MakeService>::Service as Service<Request<Incoming>>>::Error:
-            Into<BoxError>,
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
     {
         Serve {
             metrics: self.metrics.clone(),
@@ -406,17 +396,10 @@ impl<L: Listener> Server<L> {
 /// running.await.unwrap().unwrap();
 /// # });
 /// ```
-pub fn serve<L, A, Marker, B>(listener: L, app: A) -> Serve<L, A::MakeService>
+pub fn serve<L, A, Marker>(listener: L, app: A) -> Serve<L, A::MakeService>
 where
     L: Listener,
     A: IntoMakeService<Marker>,
-    <A::MakeService as MakeService>::Service:
-        Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-    <<A::MakeService as MakeService>::Service as Service<Request<Incoming>>>::Future: Send,
-    <<A::MakeService as MakeService>::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
 {
     Server::from_listener(listener).serve(app)
 }

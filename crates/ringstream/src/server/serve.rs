@@ -7,14 +7,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
-use http::{Request, Response};
-use http_body::Body;
-use tower_service::Service;
-
 use super::accept::run;
 use super::{Config, Listener, MakeService, Metrics, Server};
-use crate::body::Incoming;
-use crate::error::{BoxError, Error};
+use crate::error::Error;
 
 /// A server about to serve a service, made by [`serve`](super::serve) or
 /// [`Server::serve`](super::Server::serve). It is a future: awaiting (or spawning) it serves
@@ -118,16 +113,10 @@ impl<L, S> fmt::Debug for Serve<L, S> {
     }
 }
 
-impl<L, S, B> Future for Serve<L, S>
+impl<L, S> Future for Serve<L, S>
 where
     L: Listener,
     S: MakeService,
-    S::Service: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-    <S::Service as Service<Request<Incoming>>>::Future: Send,
-    <S::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
 {
     type Output = Result<(), Error>;
 
@@ -179,16 +168,10 @@ impl<L, S, F> fmt::Debug for WithGracefulShutdown<L, S, F> {
     }
 }
 
-impl<L, S, B, F> Future for WithGracefulShutdown<L, S, F>
+impl<L, S, F> Future for WithGracefulShutdown<L, S, F>
 where
     L: Listener,
     S: MakeService,
-    S::Service: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-    <S::Service as Service<Request<Incoming>>>::Future: Send,
-    <S::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
     F: Future<Output = ()> + Send + 'static,
 {
     type Output = Result<(), Error>;
@@ -238,16 +221,10 @@ impl<L, S, F> Start<L, S, F> {
         }
     }
 
-    fn poll<B>(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>>
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>>
     where
         L: Listener,
         S: MakeService,
-        S::Service: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-        <S::Service as Service<Request<Incoming>>>::Future: Send,
-        <S::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
         F: Future<Output = ()> + Send + 'static,
     {
         if let Some((server, service, signal)) = self.parts.take() {

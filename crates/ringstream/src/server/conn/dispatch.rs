@@ -7,15 +7,15 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::{pin, Pin};
 use std::task::{Context, Poll};
 
-use http::{Request, Response};
+use http::Response;
 use ringstream_core::h1::{BodyState, Decoder, Exchange};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::{sleep_until, Sleep};
-use tower_service::Service;
 
 use super::Connection;
 use crate::body::{poll_body, BodySender, Incoming, Pulled};
 use crate::error::{BoxError, Error, Timeout};
+use crate::server::service::HttpService;
 use crate::stream::Stream;
 
 /// The request-body side of one exchange.
@@ -48,10 +48,10 @@ pub(super) enum Settled {
     BodyFailed(BodyFailure),
 }
 
-impl<T, S, B> Connection<T, S>
+impl<T, S> Connection<T, S>
 where
     T: AsyncRead + AsyncWrite + Unpin,
-    S: Service<Request<Incoming>, Response = Response<B>>,
+    S: HttpService,
 {
     /// The request body of `exchange` and the pump that feeds it.
     pub(super) fn body_for(&mut self, exchange: &Exchange) -> (Incoming, BodyPump) {
@@ -84,9 +84,9 @@ where
         pump: &mut BodyPump,
         exchange: &mut Exchange,
         span: &tracing::Span,
-    ) -> Result<Result<Response<B>, String>, Settled>
+    ) -> Result<Result<Response<S::ResponseBody>, String>, Settled>
     where
-        F: Future<Output = Result<Response<B>, E>>,
+        F: Future<Output = Result<Response<S::ResponseBody>, E>>,
         E: Into<BoxError>,
     {
         let mut future = pin!(future);

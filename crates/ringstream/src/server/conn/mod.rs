@@ -30,21 +30,19 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
-use http::{Request, Response};
 use http_body::Body;
 use ringstream_core::h1::{DateCache, HeadParser, Next};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio::time::{sleep_until, Sleep};
-use tower_service::Service;
 
 use super::metrics::Metrics;
+use super::service::HttpService;
 use super::slots::Slot;
 use super::stop::StopSignal;
 use super::upgrade::{self, Pending, UpgradedIo};
 use super::{Config, ConnectionInfo};
-use crate::body::Incoming;
-use crate::error::{BoxError, Error, Timeout};
+use crate::error::{Error, Timeout};
 use crate::stream::Stream;
 use read::{HeadOutcome, HeadSpans, Span};
 use trace::{failure_status, log_access, record_response, request_span, Shown};
@@ -99,13 +97,10 @@ enum After {
     Upgrade(Pending),
 }
 
-impl<T, S, B> Connection<T, S>
+impl<T, S> Connection<T, S>
 where
     T: AsyncRead + AsyncWrite + Unpin,
-    S: Service<Request<Incoming>, Response = Response<B>>,
-    S::Error: Into<BoxError>,
-    B: Body,
-    B::Error: Into<BoxError>,
+    S: HttpService,
 {
     pub(crate) fn new(
         io: T,

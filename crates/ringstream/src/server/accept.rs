@@ -10,10 +10,10 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use super::admit::{Admission, Throttle};
-use super::conn::{Connection, Served};
+use super::connection::{Connection, ConnectionEnd};
 use super::counted::Counted;
-use super::slots::Taken;
-use super::upgrade::Hold;
+use super::slots::SlotGuard;
+use super::upgrade::UpgradedGuard;
 use super::{Config, ConnectionInfo, Listener, MakeService, Metrics, Server};
 use crate::error::Error;
 
@@ -40,7 +40,7 @@ where
     let mut admission = Admission::new(&config);
     let (stop, stopped) = watch::channel(false);
     let mut tasks = JoinSet::new();
-    let (upgraded, mut held) = mpsc::unbounded_channel::<Held>();
+    let (upgraded, mut held) = mpsc::unbounded_channel::<UpgradedSlot>();
     let mut signal = std::pin::pin!(signal);
     let mut accept_errors = Throttle::default();
     loop {
@@ -71,7 +71,7 @@ where
             tracing::error!(remote = %info.remote_addr(), "no service made for the connection: closed");
             continue;
         };
-        let parts: Parts<M> = Parts {
+        let parts: ConnectionContext<M> = ConnectionContext {
             service,
             config: config.clone(),
             metrics: metrics.clone(),
@@ -103,12 +103,12 @@ fn log_panic(joined: Result<(), tokio::task::JoinError>) {
 /// An upgraded connection's hold on its slot, kept by a task of its own
 /// once the connection's task has ended: a few words instead of the whole
 /// HTTP connection's state.
-pub(super) struct Held {
-    hold: Hold,
+pub(super) struct UpgradedSlot {
+    hold: UpgradedGuard,
     _open: OpenConnection,
 }
 
-impl Held {
+impl UpgradedSlot {
     /// Keeps the slot until the service drops the upgraded connection.
     async fn keep(mut self) {
         self.hold.released().await;
@@ -116,14 +116,14 @@ impl Held {
 }
 
 /// What every connection of a server shares, and its own service.
-pub(super) struct Parts<M: MakeService> {
+pub(super) struct ConnectionContext<M: MakeService> {
     service: M::Service,
     config: Arc<Config>,
     pub(super) metrics: Arc<Metrics>,
     stopped: watch::Receiver<bool>,
     /// Where an upgraded connection's hold goes, to be kept by a task of
     /// the server's.
-    upgraded: mpsc::UnboundedSender<Held>,
+    upgraded: mpsc::UnboundedSender<UpgradedSlot>,
     /// The TLS handshake every connection starts with, if any.
     #[cfg(feature = "tls")]
     tls: Option<Arc<super::tls::Acceptor>>,
@@ -137,18 +137,18 @@ pub(super) struct Parts<M: MakeService> {
 /// copy (the task of an idle connection is that much smaller).
 // Not an `async fn`, on purpose: see above.
 #[allow(clippy::manual_async_fn)]
-pub(super) fn serve_one<T, M>(
+pub(super) fn serve_accepted<T, M>(
     socket: T,
     info: ConnectionInfo,
-    parts: Parts<M>,
-    taken: Taken,
+    parts: ConnectionContext<M>,
+    taken: SlotGuard,
 ) -> impl Future<Output = ()>
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     M: MakeService,
 {
     async move {
-        let Parts {
+        let ConnectionContext {
             service,
             config,
             metrics,
@@ -187,12 +187,12 @@ where
         .with_info(info)
         .with_upgrades();
         match conn.serve_in_place().await {
-            Ok(Served::Ended) => {}
+            Ok(ConnectionEnd::Closed) => {}
             // Upgraded: a small task of the server's keeps the slot from
             // now on, and this one ends.
-            Ok(Served::Upgraded(pending)) => {
+            Ok(ConnectionEnd::Upgraded(pending)) => {
                 if let Some(hold) = conn.hand_over(pending) {
-                    if let Err(refused) = upgraded.send(Held { hold, _open: open }) {
+                    if let Err(refused) = upgraded.send(UpgradedSlot { hold, _open: open }) {
                         // The server is past its shutdown: keep it here.
                         refused.0.keep().await;
                     }
@@ -207,7 +207,7 @@ where
 /// given back when dropped.
 struct OpenConnection {
     pub(super) metrics: Arc<Metrics>,
-    _slot: Taken,
+    _slot: SlotGuard,
 }
 
 impl Drop for OpenConnection {
@@ -218,7 +218,11 @@ impl Drop for OpenConnection {
 
 /// Lets the connections finish within `grace` (upgraded ones included:
 /// their holds still arrive on `held`), then closes the rest.
-async fn finish(mut tasks: JoinSet<()>, mut held: mpsc::UnboundedReceiver<Held>, grace: Duration) {
+async fn finish(
+    mut tasks: JoinSet<()>,
+    mut held: mpsc::UnboundedReceiver<UpgradedSlot>,
+    grace: Duration,
+) {
     let drained = tokio::time::timeout(grace, async {
         loop {
             tokio::select! {

@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::accept::{serve_one, Parts};
+use super::accept::{serve_accepted, ConnectionContext};
 use super::make::MakeService;
 use super::slots::Slots;
 use super::{Config, ConnectionInfo};
@@ -71,14 +71,14 @@ impl Admission {
         &mut self,
         socket: T,
         info: ConnectionInfo,
-        parts: Parts<M>,
+        parts: ConnectionContext<M>,
         tasks: &mut JoinSet<()>,
     ) where
         T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
         M: MakeService,
     {
         if let Some(taken) = self.slots.try_take() {
-            tasks.spawn(serve_one(socket, info, parts, taken));
+            tasks.spawn(serve_accepted(socket, info, parts, taken));
             return;
         }
         if self.slots.evict_longest_idle() {
@@ -97,7 +97,7 @@ impl Admission {
             let answer = self.unavailable();
             tasks.spawn(async move {
                 match tokio::time::timeout(wait, waiting.take()).await {
-                    Ok(Some(taken)) => serve_one(socket, info, parts, taken).await,
+                    Ok(Some(taken)) => serve_accepted(socket, info, parts, taken).await,
                     // The evicted connection did not close in time.
                     _ => {
                         parts.metrics.record_connection_refused();

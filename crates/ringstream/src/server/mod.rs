@@ -44,13 +44,13 @@ mod accept;
 mod addr;
 mod admit;
 mod config;
-mod conn;
 mod connection;
 mod counted;
 mod listener;
 mod make;
 mod metrics;
 mod serve;
+mod serve_connection;
 mod service;
 mod slots;
 mod stop;
@@ -65,14 +65,14 @@ use tokio::net::{TcpListener, ToSocketAddrs};
 
 pub use addr::{Addr, ConnectionInfo};
 pub use config::Config;
-pub use connection::{
-    serve_connection, serve_connection_with_info, GracefulConnection, ServeConnection,
-};
 pub use listener::Listener;
 pub use make::{IntoMakeService, MakeService, ServiceMarker};
 pub use metrics::{Metrics, MetricsSnapshot};
 use serve::Start;
 pub use serve::{Serve, WithGracefulShutdown};
+pub use serve_connection::{
+    serve_connection, serve_connection_with_info, GracefulConnection, ServeConnection,
+};
 pub use service::{service_fn, HttpService, ServiceFn};
 
 use crate::error::Error;

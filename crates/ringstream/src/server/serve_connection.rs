@@ -12,7 +12,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio::time::Sleep;
 
-use super::conn::Connection;
+use super::connection::Connection;
 use super::service::HttpService;
 use super::slots::Slot;
 use super::{Config, ConnectionInfo, Metrics};

@@ -5,16 +5,14 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
+use super::accepted::{ConnectionContext, UpgradedSlot};
 use super::admit::{Admission, Throttle};
-use super::connection::{Connection, ConnectionEnd};
-use super::counted::Counted;
-use super::slots::SlotGuard;
-use super::upgrade::UpgradedGuard;
-use super::{Config, ConnectionInfo, Listener, MakeService, Metrics, Server};
+use super::bind::Server;
+use super::listener::Listener;
+use super::make::MakeService;
 use crate::error::Error;
 
 /// Accepts and serves until `signal`, then shuts down gracefully; `make`
@@ -71,7 +69,7 @@ where
             tracing::error!(remote = %info.remote_addr(), "no service made for the connection: closed");
             continue;
         };
-        let parts: ConnectionContext<M> = ConnectionContext {
+        let context: ConnectionContext<M> = ConnectionContext {
             service,
             config: config.clone(),
             metrics: metrics.clone(),
@@ -80,7 +78,7 @@ where
             #[cfg(feature = "tls")]
             tls: tls.clone(),
         };
-        admission.admit(socket, info, parts, &mut tasks);
+        admission.admit(socket, info, context, &mut tasks);
     }
     drop(listener);
     let _ = stop.send(true);
@@ -97,122 +95,6 @@ fn log_panic(joined: Result<(), tokio::task::JoinError>) {
         if e.is_panic() {
             tracing::error!("connection task panicked");
         }
-    }
-}
-
-/// An upgraded connection's hold on its slot, kept by a task of its own
-/// once the connection's task has ended: a few words instead of the whole
-/// HTTP connection's state.
-pub(super) struct UpgradedSlot {
-    hold: UpgradedGuard,
-    _open: OpenConnection,
-}
-
-impl UpgradedSlot {
-    /// Keeps the slot until the service drops the upgraded connection.
-    async fn keep(mut self) {
-        self.hold.released().await;
-    }
-}
-
-/// What every connection of a server shares, and its own service.
-pub(super) struct ConnectionContext<M: MakeService> {
-    service: M::Service,
-    config: Arc<Config>,
-    pub(super) metrics: Arc<Metrics>,
-    stopped: watch::Receiver<bool>,
-    /// Where an upgraded connection's hold goes, to be kept by a task of
-    /// the server's.
-    upgraded: mpsc::UnboundedSender<UpgradedSlot>,
-    /// The TLS handshake every connection starts with, if any.
-    #[cfg(feature = "tls")]
-    tls: Option<Arc<super::tls::Acceptor>>,
-}
-
-/// Serves one accepted connection to its end, then gives its slot back.
-///
-/// A plain function returning an `async` block, which holds what it
-/// captures once: the connection lives in the block and is served in
-/// place, where nested `async fn`s taking it by value would each hold a
-/// copy (the task of an idle connection is that much smaller).
-// Not an `async fn`, on purpose: see above.
-#[allow(clippy::manual_async_fn)]
-pub(super) fn serve_accepted<T, M>(
-    socket: T,
-    info: ConnectionInfo,
-    parts: ConnectionContext<M>,
-    taken: SlotGuard,
-) -> impl Future<Output = ()>
-where
-    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    M: MakeService,
-{
-    async move {
-        let ConnectionContext {
-            service,
-            config,
-            metrics,
-            stopped,
-            upgraded,
-            #[cfg(feature = "tls")]
-            tls,
-        } = parts;
-        metrics.record_connection_opened();
-        let slot = taken.slot();
-        // Counted closed however the task ends: at its end, aborted at the
-        // shutdown deadline, or unwound by a panicking service.
-        let open = OpenConnection {
-            metrics: metrics.clone(),
-            _slot: taken,
-        };
-        #[cfg(feature = "tls")]
-        let socket = match tls {
-            // The connection's slot is held through the handshake, under
-            // its own deadline. Boxed: its future, larger than a served
-            // connection's, would otherwise size every connection's task.
-            Some(tls) => match Box::pin(tls.accept(socket, &metrics)).await {
-                Some(tls) => super::tls::Transport::Tls(tls),
-                None => return,
-            },
-            None => super::tls::Transport::Plain(socket),
-        };
-        let mut conn = Connection::new(
-            Counted::new(socket, metrics.clone()),
-            service,
-            config,
-            metrics,
-            stopped,
-            slot,
-        )
-        .with_info(info)
-        .with_upgrades();
-        match conn.serve_in_place().await {
-            Ok(ConnectionEnd::Closed) => {}
-            // Upgraded: a small task of the server's keeps the slot from
-            // now on, and this one ends.
-            Ok(ConnectionEnd::Upgraded(pending)) => {
-                if let Some(hold) = conn.hand_over(pending) {
-                    if let Err(refused) = upgraded.send(UpgradedSlot { hold, _open: open }) {
-                        // The server is past its shutdown: keep it here.
-                        refused.0.keep().await;
-                    }
-                }
-            }
-            Err(e) => tracing::debug!(error = %e, "connection ended with an error"),
-        }
-    }
-}
-
-/// A served connection's slot and its place in `connections_open`, both
-/// given back when dropped.
-struct OpenConnection {
-    pub(super) metrics: Arc<Metrics>,
-    _slot: SlotGuard,
-}
-
-impl Drop for OpenConnection {
-    fn drop(&mut self) {
-        self.metrics.record_connection_closed();
     }
 }
 

@@ -12,7 +12,8 @@
 
 use http_body::Body;
 
-use super::{ConnectionInfo, HttpService};
+use super::addr::ConnectionInfo;
+use super::service::HttpService;
 
 /// Makes the service of each accepted connection.
 ///

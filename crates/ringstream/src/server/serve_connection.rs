@@ -12,10 +12,12 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio::time::Sleep;
 
+use super::addr::ConnectionInfo;
+use super::config::Config;
 use super::connection::Connection;
+use super::metrics::Metrics;
 use super::service::HttpService;
 use super::slots::Slot;
-use super::{Config, ConnectionInfo, Metrics};
 use crate::error::Error;
 
 /// Serves one connection over any transport (a Unix socket, a TLS stream,

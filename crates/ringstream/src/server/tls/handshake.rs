@@ -11,8 +11,9 @@ use tokio::sync::Semaphore;
 
 use super::transport::TlsTransport;
 
-use super::TlsConfig;
-use crate::server::Metrics;
+use super::config::TlsConfig;
+use crate::server::metrics::Metrics;
+use crate::server::refuse::refuse;
 
 /// The first byte of every TLS connection: a handshake record.
 const HANDSHAKE_RECORD: u8 = 0x16;
@@ -93,7 +94,7 @@ impl Acceptor {
         if first != Some(HANDSHAKE_RECORD) {
             if first.is_some_and(|b| b.is_ascii_uppercase()) {
                 // An HTTP method: say what went wrong, in clear text.
-                crate::server::admit::refuse(tls.into_inner(), &use_https_answer()).await;
+                refuse(tls.into_inner(), &use_https_answer()).await;
             }
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,

@@ -3,6 +3,9 @@
 use std::fmt;
 use std::io;
 
+#[cfg(feature = "tls")]
+pub(crate) mod tls;
+
 /// A boxed error from a user's service or body.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -80,7 +83,7 @@ pub enum Error {
     WebSocket(ringstream_core::ws::Error),
     /// A TLS configuration could not be built or reloaded (feature `tls`).
     #[cfg(feature = "tls")]
-    Tls(crate::server::tls::TlsError),
+    Tls(tls::TlsError),
 }
 
 /// Which of the server's deadlines expired: what an
@@ -299,8 +302,8 @@ impl From<Error> for io::Error {
 }
 
 #[cfg(feature = "tls")]
-impl From<crate::server::tls::TlsError> for Error {
-    fn from(e: crate::server::tls::TlsError) -> Self {
+impl From<tls::TlsError> for Error {
+    fn from(e: tls::TlsError) -> Self {
         Error::Tls(e)
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-/// How long a refusal may take in all: the write of the `503`, and reading
+/// How long a refusal may take in all: the write of the answer, and reading
 /// what the client still sends so that the close does not reset it.
 const REFUSAL_TIME: Duration = Duration::from_secs(1);
 

@@ -21,23 +21,19 @@ const LINGER_TIME: Duration = Duration::from_secs(2);
 /// Most bytes read and dropped while lingering.
 const LINGER_BYTES: usize = 1 << 20;
 
-/// Answers with a bare error `status` dated `date` and `Connection: close`,
-/// sent within `deadline`; `why` goes to the access log when
-/// `access_log` is on (else to the debug log).
-pub(super) async fn reject<T>(
-    stream: &mut Stream<T>,
-    status: u16,
-    date: &[u8],
-    deadline: Duration,
-    access_log: bool,
-    why: &(dyn std::fmt::Display + Sync),
-) where
+/// Buffers a bare error `status` dated `date` with `Connection: close`:
+/// the rejection of a request, to be flushed before the connection closes.
+pub(super) fn write_rejection<T>(stream: &mut Stream<T>, status: u16, date: &[u8])
+where
     T: AsyncRead + AsyncWrite + Unpin,
 {
     // Cannot fail: a `Vec` has room, and the cached date is a valid value.
     let _ = write_error_response(stream.write_buffer_for(HEAD_ROOM), status, date);
-    let deadline = tokio::time::Instant::now() + deadline;
-    let _ = timeout_at(deadline, stream.flush()).await;
+}
+
+/// Logs a rejection: `why` goes to the access log when `access_log` is on
+/// (else to the debug log).
+pub(super) fn log_rejection(status: u16, why: &(dyn std::fmt::Display + Sync), access_log: bool) {
     if access_log {
         tracing::info!(target: "ringstream::access", status, reason = %why, "request rejected");
     } else {

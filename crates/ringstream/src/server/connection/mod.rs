@@ -398,12 +398,14 @@ where
         Ok(encoder)
     }
 
-    /// Answers with a bare error status and closes (phase 5); `why` goes
-    /// to the access log.
+    /// Answers with a bare error status, sent within the head timeout, and
+    /// `Connection: close` (phase 5); `why` goes to the access log.
     async fn reject(&mut self, status: u16, why: &(dyn std::fmt::Display + Sync)) {
         self.metrics.record_status(status);
         let date = self.date.now();
-        let (deadline, access_log) = (self.config.head_timeout, self.config.access_log);
-        close::reject(&mut self.stream, status, &date, deadline, access_log, why).await;
+        close::write_rejection(&mut self.stream, status, &date);
+        let deadline = tokio::time::Instant::now() + self.config.head_timeout;
+        let _ = tokio::time::timeout_at(deadline, self.stream.flush()).await;
+        close::log_rejection(status, why, self.config.access_log);
     }
 }

@@ -11,7 +11,7 @@
 //!   [`with_config`](Serve::with_config) sets the limits and timeouts.
 //! * [`serve_connection`] serves one connection over any transport.
 //!
-//! Both fail with the same [`Error`], and both serve an [`HttpService`]:
+//! Both fail with the same [`Error`](crate::Error), and both serve an [`HttpService`]:
 //! a tower service of `Request<Incoming>` answering `Response<B>` (an axum
 //! `Router`, a [`service_fn`]).
 //!

@@ -21,9 +21,10 @@ impl<L: Listener> Server<L> {
     /// [`with_graceful_shutdown`](Serve::with_graceful_shutdown), until a
     /// signal.
     ///
-    /// `app` is an [`HttpService`] (an axum `Router`, a [`service_fn`]),
-    /// which each connection gets a clone of, or, with
-    /// the `axum` feature, axum's `router.into_make_service()` or
+    /// `app` is an [`HttpService`](super::HttpService) (an axum `Router`,
+    /// a [`service_fn`](super::service_fn)), which each connection gets a
+    /// clone of, or, with the `axum` feature, axum's
+    /// `router.into_make_service()` or
     /// `router.into_make_service_with_connect_info::<C>()`
     /// ([`IntoMakeService`]).
     pub fn serve<A, Marker>(self, app: A) -> Serve<L, A::MakeService>

@@ -48,6 +48,7 @@ impl ResponseDate {
     }
 
     /// The `Date` value for a head written now.
+    #[inline]
     pub(super) fn now(&mut self) -> [u8; HTTP_DATE_LEN] {
         let (secs, millis) = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -68,6 +69,7 @@ impl ResponseDate {
 /// Writes the response head straight into `stream`'s write buffer (left as
 /// it was on an error) and returns the body's encoder; `server_header`:
 /// name the server.
+#[inline]
 pub(super) fn write_head<T>(
     stream: &mut Stream<T>,
     date: &mut ResponseDate,

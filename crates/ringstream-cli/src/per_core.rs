@@ -211,14 +211,14 @@ fn listen(addr: SocketAddr, config: Config, shared: Shared, bound: Bound) {
         }
     };
     let ended = shared.ended.clone();
-    let served = runtime.block_on(serve_one(addr, config, shared, bound));
+    let served = runtime.block_on(serve_listener(addr, config, shared, bound));
     // The runtime goes first: connections still open at a forced stop are
     // closed before the main thread hears that this listener has ended.
     drop(runtime);
     let _ = ended.send(served);
 }
 
-async fn serve_one(
+async fn serve_listener(
     addr: SocketAddr,
     config: Config,
     shared: Shared,

@@ -66,9 +66,10 @@ use axum::body::Body as AxumBody;
 use axum::extract::connect_info::{Connected, IntoMakeServiceWithConnectInfo};
 use axum::extract::FromRequest;
 use axum::response::{IntoResponse, Response};
+use http_body::Body;
 use tower_service::Service;
 
-use crate::server::{Addr, ConnectionInfo, IntoMakeService, MakeService};
+use crate::server::{Addr, ConnectionInfo, HttpService, IntoMakeService, MakeService};
 use crate::sse::EventStream;
 use crate::{Error, Incoming, ResponseStream};
 
@@ -120,6 +121,7 @@ pub struct ReadyMakeService<M>(M);
 impl<M, S> MakeService for ReadyMakeService<M>
 where
     M: for<'a> Service<&'a ConnectionInfo, Response = S> + Clone + Send + 'static,
+    S: HttpService<ResponseBody: Body<Data: Send> + Send + 'static, Future: Send> + Send + 'static,
 {
     type Service = S;
 
@@ -145,6 +147,7 @@ impl<S, C> IntoMakeService<ConnectInfoMarker> for IntoMakeServiceWithConnectInfo
 where
     S: Clone + Send + 'static,
     C: for<'a> Connected<&'a ConnectionInfo>,
+    ReadyMakeService<Self>: MakeService,
 {
     type MakeService = ReadyMakeService<Self>;
 
@@ -160,6 +163,7 @@ pub struct RouterMakeServiceMarker;
 impl<S> IntoMakeService<RouterMakeServiceMarker> for axum::routing::IntoMakeService<S>
 where
     S: Clone + Send + 'static,
+    ReadyMakeService<Self>: MakeService,
 {
     type MakeService = ReadyMakeService<Self>;
 
@@ -252,13 +256,31 @@ mod tests {
     #[derive(Clone)]
     struct Maker {
         ready: bool,
-        answer: Result<u8, ()>,
+        answer: Result<Made, ()>,
+    }
+
+    /// The service a [`Maker`] makes, told apart by its number.
+    #[derive(Clone)]
+    struct Made(u8);
+
+    impl Service<http::Request<Incoming>> for Made {
+        type Response = http::Response<String>;
+        type Error = std::convert::Infallible;
+        type Future = Ready<Result<http::Response<String>, std::convert::Infallible>>;
+
+        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _req: http::Request<Incoming>) -> Self::Future {
+            ready(Ok(http::Response::new(String::new())))
+        }
     }
 
     impl Service<&ConnectionInfo> for Maker {
-        type Response = u8;
+        type Response = Made;
         type Error = ();
-        type Future = Ready<Result<u8, ()>>;
+        type Future = Ready<Result<Made, ()>>;
 
         fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), ()>> {
             if self.ready {
@@ -269,13 +291,15 @@ mod tests {
         }
 
         fn call(&mut self, _info: &ConnectionInfo) -> Self::Future {
-            ready(self.answer)
+            ready(self.answer.clone())
         }
     }
 
     fn made(ready: bool, answer: Result<u8, ()>) -> Option<u8> {
         let info = ConnectionInfo::new(Addr::Unknown, Addr::Unknown);
-        ReadyMakeService(Maker { ready, answer }).make_service(&info)
+        let answer = answer.map(Made);
+        let made = ReadyMakeService(Maker { ready, answer }).make_service(&info);
+        made.map(|Made(n)| n)
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use std::error::Error as _;
 use std::io;
 
+use ringstream::error::Timeout;
 use ringstream::ringstream_core;
 use ringstream::Error;
 
@@ -63,7 +64,10 @@ fn into_io_error_keeps_the_kind_and_the_source() {
 #[test]
 fn every_variant_maps_to_its_kind() {
     let cases = [
-        (Error::TimedOut("body read"), io::ErrorKind::TimedOut),
+        (
+            Error::TimedOut(Timeout::RequestBodyRead),
+            io::ErrorKind::TimedOut,
+        ),
         (Error::Closed, io::ErrorKind::NotConnected),
         (Error::User("handler failed".into()), io::ErrorKind::Other),
         (
@@ -85,9 +89,9 @@ fn every_variant_maps_to_its_kind() {
 
 #[test]
 fn a_round_trip_through_io_error_gives_the_original_back() {
-    let io = io::Error::from(Error::TimedOut("request head"));
+    let io = io::Error::from(Error::TimedOut(Timeout::ResponseWrite));
     let err = Error::from(io);
-    assert!(matches!(err, Error::TimedOut("request head")));
+    assert!(matches!(err, Error::TimedOut(Timeout::ResponseWrite)));
     assert!(err.is_timeout());
 
     let io = io::Error::from(Error::from(ringstream_core::Error::InvalidChunkSize));

@@ -327,7 +327,9 @@ async fn plain_http_on_the_tls_port_is_told_to_use_https() {
         response.starts_with("HTTP/1.1 400 Bad Request\r\n"),
         "{response}"
     );
-    assert!(response.contains("Connection: close\r\n"));
+    assert!(response
+        .to_ascii_lowercase()
+        .contains("\r\nconnection: close\r\n"));
     assert!(response.contains("https://"));
     assert!(started.elapsed() < Duration::from_secs(2));
     drop(socket);

@@ -409,7 +409,7 @@ async fn a_client_that_stops_reading_is_given_up_at_the_write_timeout() {
                                 panic!("the client never stopped taking bytes");
                             }
                         };
-                        let _ = tx.send((sent, failure.to_string()));
+                        let _ = tx.send((sent, failure));
                     },
                 ))
             }
@@ -421,9 +421,13 @@ async fn a_client_that_stops_reading_is_given_up_at_the_write_timeout() {
         .expect("the send fails")
         .unwrap();
     assert!(
-        failure.contains("websocket write timed out"),
+        matches!(
+            failure,
+            ringstream::Error::TimedOut(ringstream::error::Timeout::WebSocketWrite)
+        ),
         "{failure} after {sent}"
     );
+    assert_eq!(failure.to_string(), "websocket write timed out");
     common::poll_until(|| server.metrics.connections_open() == 0).await;
 }
 

@@ -10,7 +10,7 @@ use std::io;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
-use super::Pulled;
+use super::BodyPiece;
 use crate::error::Error;
 use crate::wake::register;
 
@@ -27,7 +27,7 @@ pub(crate) struct Shared {
 
 #[derive(Default)]
 struct Slot {
-    item: Option<Result<Pulled, Error>>,
+    item: Option<Result<BodyPiece, Error>>,
     /// The body is waiting for data.
     wanted: bool,
     /// The body was dropped: nobody will read any more.
@@ -43,7 +43,7 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(super) fn poll_pull(&self, cx: &mut Context<'_>) -> Poll<Result<Pulled, Error>> {
+    pub(super) fn poll_pull(&self, cx: &mut Context<'_>) -> Poll<Result<BodyPiece, Error>> {
         let mut slot = self.lock();
         if let Some(item) = slot.item.take() {
             slot.wanted = false;
@@ -79,21 +79,21 @@ impl Shared {
     /// task polling `cx`. The body's task is woken unless it is that same
     /// task: the connection polls the body again right after handing data
     /// over, so waking itself would only schedule a redundant poll.
-    pub(crate) fn put_from(&self, item: Result<Pulled, Error>, cx: &Context<'_>) {
+    pub(crate) fn put_from(&self, item: Result<BodyPiece, Error>, cx: &Context<'_>) {
         self.hand_over(item, Some(cx));
     }
 
     /// Hand a piece of data (or the end, or an error) to the body.
-    pub(crate) fn put(&self, item: Result<Pulled, Error>) {
+    pub(crate) fn put(&self, item: Result<BodyPiece, Error>) {
         self.hand_over(item, None);
     }
 
-    fn hand_over(&self, item: Result<Pulled, Error>, cx: Option<&Context<'_>>) {
+    fn hand_over(&self, item: Result<BodyPiece, Error>, cx: Option<&Context<'_>>) {
         let mut slot = self.lock();
         if slot.finished {
             return;
         }
-        slot.finished = !matches!(item, Ok(Pulled::Data(_)));
+        slot.finished = !matches!(item, Ok(BodyPiece::Data(_)));
         slot.item = Some(item);
         slot.wanted = false;
         let waker = slot.body_waker.take();
@@ -219,7 +219,7 @@ mod tests {
         let (sender, body) = BodySender::new();
         sender
             .shared
-            .put(Ok(Pulled::Data(bytes::Bytes::from_static(b"x"))));
+            .put(Ok(BodyPiece::Data(bytes::Bytes::from_static(b"x"))));
         let first = Arc::as_ptr(&body);
         drop(body);
         drop(sender);
@@ -253,8 +253,8 @@ mod tests {
         assert!(held.lock().item.is_none());
 
         let (sender, body) = BodySender::new();
-        sender.shared.put(Ok(Pulled::End(None)));
+        sender.shared.put(Ok(BodyPiece::End(None)));
         drop(sender);
-        assert!(matches!(body.lock().item, Some(Ok(Pulled::End(None)))));
+        assert!(matches!(body.lock().item, Some(Ok(BodyPiece::End(None)))));
     }
 }

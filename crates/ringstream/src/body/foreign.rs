@@ -10,7 +10,7 @@ use bytes::Bytes;
 use http_body::Body;
 
 use super::source::DirectSource;
-use super::{Incoming, Kind, Pulled};
+use super::{BodyPiece, Incoming, Kind};
 use crate::error::{BoxError, Error};
 
 /// Any `http_body::Body` as a source of [`Incoming`]. The lock makes a
@@ -25,7 +25,7 @@ where
     B: Body<Data = Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
-    fn poll_pull(&mut self, cx: &mut Context<'_>) -> Poll<Result<Pulled, Error>> {
+    fn poll_pull(&mut self, cx: &mut Context<'_>) -> Poll<Result<BodyPiece, Error>> {
         let body = self
             .body
             .get_mut()
@@ -33,13 +33,13 @@ where
         loop {
             return match body.as_mut().poll_frame(cx) {
                 Poll::Pending => Poll::Pending,
-                Poll::Ready(None) => Poll::Ready(Ok(Pulled::End(None))),
+                Poll::Ready(None) => Poll::Ready(Ok(BodyPiece::End(None))),
                 Poll::Ready(Some(Err(e))) => Poll::Ready(Err(foreign_error(e.into()))),
                 Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
                     Ok(data) if data.is_empty() => continue,
-                    Ok(data) => Poll::Ready(Ok(Pulled::Data(data))),
+                    Ok(data) => Poll::Ready(Ok(BodyPiece::Data(data))),
                     Err(frame) => match frame.into_trailers() {
-                        Ok(trailers) => Poll::Ready(Ok(Pulled::End(Some(trailers)))),
+                        Ok(trailers) => Poll::Ready(Ok(BodyPiece::End(Some(trailers)))),
                         // A frame of a kind this body does not know.
                         Err(_) => continue,
                     },

@@ -124,7 +124,7 @@ impl Default for Incoming {
 }
 
 /// One step of body data pulled off a source.
-pub(crate) enum Pulled {
+pub(crate) enum BodyPiece {
     Data(Bytes),
     End(Option<HeaderMap>),
 }
@@ -203,18 +203,18 @@ impl Incoming {
         self.trailers.as_deref()
     }
 
-    fn poll_pull(&mut self, cx: &mut Context<'_>) -> Poll<Result<Pulled, Error>> {
+    fn poll_pull(&mut self, cx: &mut Context<'_>) -> Poll<Result<BodyPiece, Error>> {
         if self.ended {
-            return Poll::Ready(Ok(Pulled::End(None)));
+            return Poll::Ready(Ok(BodyPiece::End(None)));
         }
         let pulled = match &mut self.kind {
-            Kind::Empty => Pulled::End(None),
+            Kind::Empty => BodyPiece::End(None),
             Kind::Channel(shared) => ready!(shared.poll_pull(cx))?,
             Kind::Direct(source) => ready!(source.poll_pull(cx))?,
         };
         match &pulled {
-            Pulled::Data(data) => self.received += data.len() as u64,
-            Pulled::End(_) => self.ended = true,
+            BodyPiece::Data(data) => self.received += data.len() as u64,
+            BodyPiece::End(_) => self.ended = true,
         }
         Poll::Ready(Ok(pulled))
     }
@@ -228,8 +228,8 @@ impl Incoming {
     ) -> Poll<Result<Option<Bytes>, Error>> {
         if self.leftover.is_empty() {
             match ready!(self.poll_pull(cx))? {
-                Pulled::Data(data) => self.leftover = data,
-                Pulled::End(trailers) => {
+                BodyPiece::Data(data) => self.leftover = data,
+                BodyPiece::End(trailers) => {
                     if trailers.is_some() {
                         self.trailers = trailers.map(Box::new);
                     }
@@ -391,9 +391,9 @@ impl Body for Incoming {
             return Poll::Ready(Some(Ok(Frame::trailers(*trailers))));
         }
         match ready!(this.poll_pull(cx)) {
-            Ok(Pulled::Data(data)) => Poll::Ready(Some(Ok(Frame::data(data)))),
-            Ok(Pulled::End(Some(trailers))) => Poll::Ready(Some(Ok(Frame::trailers(trailers)))),
-            Ok(Pulled::End(None)) => Poll::Ready(None),
+            Ok(BodyPiece::Data(data)) => Poll::Ready(Some(Ok(Frame::data(data)))),
+            Ok(BodyPiece::End(Some(trailers))) => Poll::Ready(Some(Ok(Frame::trailers(trailers)))),
+            Ok(BodyPiece::End(None)) => Poll::Ready(None),
             Err(e) => Poll::Ready(Some(Err(e))),
         }
     }

@@ -9,7 +9,7 @@ use std::io;
 
 use bytes::{Bytes, BytesMut};
 
-use super::{Incoming, Pulled};
+use super::{BodyPiece, Incoming};
 use crate::error::Error;
 
 /// How a scan for a delimiter ended.
@@ -42,14 +42,14 @@ impl Incoming {
             // The leftover stays in place while waiting, so a cancelled
             // read loses nothing.
             match poll_fn(|cx| self.poll_pull(cx)).await? {
-                Pulled::Data(more) if self.leftover.is_empty() => self.leftover = more,
-                Pulled::Data(more) => {
+                BodyPiece::Data(more) if self.leftover.is_empty() => self.leftover = more,
+                BodyPiece::Data(more) => {
                     let mut joined = BytesMut::with_capacity(self.leftover.len() + more.len());
                     joined.extend_from_slice(&self.leftover);
                     joined.extend_from_slice(&more);
                     self.leftover = joined.freeze();
                 }
-                Pulled::End(trailers) => {
+                BodyPiece::End(trailers) => {
                     if trailers.is_some() {
                         self.trailers = trailers.map(Box::new);
                     }

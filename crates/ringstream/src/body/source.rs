@@ -7,13 +7,13 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use ringstream_core::h1::Decoder;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::Pulled;
+use super::BodyPiece;
 use crate::error::Error;
 use crate::stream::Stream;
 
 /// Something a body can pull data from.
 pub(super) trait DirectSource: Send + Sync {
-    fn poll_pull(&mut self, cx: &mut Context<'_>) -> Poll<Result<Pulled, Error>>;
+    fn poll_pull(&mut self, cx: &mut Context<'_>) -> Poll<Result<BodyPiece, Error>>;
 }
 
 /// A stream and the decoder for the body on it.
@@ -26,7 +26,7 @@ impl<T> DirectSource for BodyReader<T>
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + Sync,
 {
-    fn poll_pull(&mut self, cx: &mut Context<'_>) -> Poll<Result<Pulled, Error>> {
+    fn poll_pull(&mut self, cx: &mut Context<'_>) -> Poll<Result<BodyPiece, Error>> {
         poll_body(&mut self.stream, &mut self.decoder, cx)
     }
 }
@@ -44,13 +44,13 @@ pub(crate) fn poll_body<T>(
     stream: &mut Stream<T>,
     decoder: &mut Decoder,
     cx: &mut Context<'_>,
-) -> Poll<Result<Pulled, Error>>
+) -> Poll<Result<BodyPiece, Error>>
 where
     T: AsyncRead + AsyncWrite + Unpin,
 {
     loop {
         if decoder.is_finished() {
-            return Poll::Ready(Ok(Pulled::End(trailers_of(decoder)?)));
+            return Poll::Ready(Ok(BodyPiece::End(trailers_of(decoder)?)));
         }
         if !stream.buffered().is_empty() {
             let progress = decoder.decode(stream.buffered())?;
@@ -58,11 +58,11 @@ where
                 stream.consume(progress.data.start);
                 let data = stream.split_buffered(progress.data.len());
                 stream.consume(progress.consumed - progress.data.end);
-                return Poll::Ready(Ok(Pulled::Data(data)));
+                return Poll::Ready(Ok(BodyPiece::Data(data)));
             }
             stream.consume(progress.consumed);
             if progress.finished || decoder.is_finished() {
-                return Poll::Ready(Ok(Pulled::End(trailers_of(decoder)?)));
+                return Poll::Ready(Ok(BodyPiece::End(trailers_of(decoder)?)));
             }
             if progress.consumed > 0 && !stream.buffered().is_empty() {
                 continue;
@@ -79,7 +79,7 @@ where
         };
         if ready!(stream.poll_fill_to(cx, want))? == 0 {
             decoder.finish_eof()?;
-            return Poll::Ready(Ok(Pulled::End(trailers_of(decoder)?)));
+            return Poll::Ready(Ok(BodyPiece::End(trailers_of(decoder)?)));
         }
     }
 }

@@ -5,34 +5,22 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::{Request, Response};
-use http_body::Body;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
-use tower_service::Service;
 
+use super::accepted::{ConnectionContext, UpgradedSlot};
 use super::admit::{Admission, Throttle};
-use super::conn::{Connection, Served};
-use super::counted::Counted;
-use super::slots::Taken;
-use super::upgrade::Hold;
-use super::{Config, ConnectionInfo, Listener, MakeService, Metrics, Server};
-use crate::body::Incoming;
-use crate::error::{BoxError, Error};
+use super::bind::Server;
+use super::listener::Listener;
+use super::make::MakeService;
+use crate::error::Error;
 
 /// Accepts and serves until `signal`, then shuts down gracefully; `make`
 /// makes each connection's service.
-pub(super) async fn run<L, M, B, F>(server: Server<L>, mut make: M, signal: F) -> Result<(), Error>
+pub(super) async fn run<L, M, F>(server: Server<L>, mut make: M, signal: F) -> Result<(), Error>
 where
     L: Listener,
     M: MakeService,
-    M::Service: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-    <M::Service as Service<Request<Incoming>>>::Future: Send,
-    <M::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
     F: Future<Output = ()>,
 {
     let Server {
@@ -50,7 +38,7 @@ where
     let mut admission = Admission::new(&config);
     let (stop, stopped) = watch::channel(false);
     let mut tasks = JoinSet::new();
-    let (upgraded, mut held) = mpsc::unbounded_channel::<Held>();
+    let (upgraded, mut held) = mpsc::unbounded_channel::<UpgradedSlot>();
     let mut signal = std::pin::pin!(signal);
     let mut accept_errors = Throttle::default();
     loop {
@@ -81,7 +69,7 @@ where
             tracing::error!(remote = %info.remote_addr(), "no service made for the connection: closed");
             continue;
         };
-        let parts = Parts {
+        let context: ConnectionContext<M> = ConnectionContext {
             service,
             config: config.clone(),
             metrics: metrics.clone(),
@@ -90,7 +78,7 @@ where
             #[cfg(feature = "tls")]
             tls: tls.clone(),
         };
-        admission.admit(socket, info, parts, &mut tasks);
+        admission.admit(socket, info, context, &mut tasks);
     }
     drop(listener);
     let _ = stop.send(true);
@@ -110,128 +98,13 @@ fn log_panic(joined: Result<(), tokio::task::JoinError>) {
     }
 }
 
-/// An upgraded connection's hold on its slot, kept by a task of its own
-/// once the connection's task has ended: a few words instead of the whole
-/// HTTP connection's state.
-pub(super) struct Held {
-    hold: Hold,
-    _open: OpenConnection,
-}
-
-impl Held {
-    /// Keeps the slot until the service drops the upgraded connection.
-    async fn keep(mut self) {
-        self.hold.released().await;
-    }
-}
-
-/// What every connection of a server shares.
-pub(super) struct Parts<S> {
-    service: S,
-    config: Arc<Config>,
-    pub(super) metrics: Arc<Metrics>,
-    stopped: watch::Receiver<bool>,
-    /// Where an upgraded connection's hold goes, to be kept by a task of
-    /// the server's.
-    upgraded: mpsc::UnboundedSender<Held>,
-    /// The TLS handshake every connection starts with, if any.
-    #[cfg(feature = "tls")]
-    tls: Option<Arc<super::tls::Acceptor>>,
-}
-
-/// Serves one accepted connection to its end, then gives its slot back.
-///
-/// A plain function returning an `async` block, which holds what it
-/// captures once: the connection lives in the block and is served in
-/// place, where nested `async fn`s taking it by value would each hold a
-/// copy (the task of an idle connection is that much smaller).
-// Not an `async fn`, on purpose: see above.
-#[allow(clippy::manual_async_fn)]
-pub(super) fn serve_one<T, S, B>(
-    socket: T,
-    info: ConnectionInfo,
-    parts: Parts<S>,
-    taken: Taken,
-) -> impl Future<Output = ()>
-where
-    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    S: Service<Request<Incoming>, Response = Response<B>>,
-    S::Error: Into<BoxError>,
-    B: Body,
-    B::Error: Into<BoxError>,
-{
-    async move {
-        let Parts {
-            service,
-            config,
-            metrics,
-            stopped,
-            upgraded,
-            #[cfg(feature = "tls")]
-            tls,
-        } = parts;
-        metrics.record_connection_opened();
-        let slot = taken.slot();
-        // Counted closed however the task ends: at its end, aborted at the
-        // shutdown deadline, or unwound by a panicking service.
-        let open = OpenConnection {
-            metrics: metrics.clone(),
-            _slot: taken,
-        };
-        #[cfg(feature = "tls")]
-        let socket = match tls {
-            // The connection's slot is held through the handshake, under
-            // its own deadline. Boxed: its future, larger than a served
-            // connection's, would otherwise size every connection's task.
-            Some(tls) => match Box::pin(tls.accept(socket, &metrics)).await {
-                Some(tls) => super::tls::Transport::Tls(tls),
-                None => return,
-            },
-            None => super::tls::Transport::Plain(socket),
-        };
-        let mut conn = Connection::new(
-            Counted::new(socket, metrics.clone()),
-            service,
-            config,
-            metrics,
-            stopped,
-            slot,
-        )
-        .with_info(info)
-        .with_upgrades();
-        match conn.serve_in_place().await {
-            Ok(Served::Ended) => {}
-            // Upgraded: a small task of the server's keeps the slot from
-            // now on, and this one ends.
-            Ok(Served::Upgraded(pending)) => {
-                if let Some(hold) = conn.hand_over(pending) {
-                    if let Err(refused) = upgraded.send(Held { hold, _open: open }) {
-                        // The server is past its shutdown: keep it here.
-                        refused.0.keep().await;
-                    }
-                }
-            }
-            Err(e) => tracing::debug!(error = %e, "connection ended with an error"),
-        }
-    }
-}
-
-/// A served connection's slot and its place in `connections_open`, both
-/// given back when dropped.
-struct OpenConnection {
-    pub(super) metrics: Arc<Metrics>,
-    _slot: Taken,
-}
-
-impl Drop for OpenConnection {
-    fn drop(&mut self) {
-        self.metrics.record_connection_closed();
-    }
-}
-
 /// Lets the connections finish within `grace` (upgraded ones included:
 /// their holds still arrive on `held`), then closes the rest.
-async fn finish(mut tasks: JoinSet<()>, mut held: mpsc::UnboundedReceiver<Held>, grace: Duration) {
+async fn finish(
+    mut tasks: JoinSet<()>,
+    mut held: mpsc::UnboundedReceiver<UpgradedSlot>,
+    grace: Duration,
+) {
     let drained = tokio::time::timeout(grace, async {
         loop {
             tokio::select! {

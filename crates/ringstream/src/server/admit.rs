@@ -6,19 +6,17 @@ use std::sync::Arc;
 use std::task::{Context, Waker};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use http::{Request, Response};
-use http_body::Body;
 use ringstream_core::h1::{write_unavailable_response, DateCache};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
-use tower_service::Service;
 
-use super::accept::{serve_one, Parts};
+use super::accepted::{serve_accepted, ConnectionContext};
+use super::addr::ConnectionInfo;
+use super::config::Config;
+use super::make::MakeService;
+use super::refuse::refuse;
 use super::slots::Slots;
-use super::{Config, ConnectionInfo};
-use crate::body::Incoming;
-use crate::error::BoxError;
 
 /// The `Retry-After` of a refusal at the cap, in seconds.
 const RETRY_AFTER_SECS: u32 = 1;
@@ -26,13 +24,6 @@ const RETRY_AFTER_SECS: u32 = 1;
 /// Refusals answered at once; past this many, a refused client gets its
 /// `503` without the lingering close.
 const MAX_REFUSING: usize = 64;
-
-/// How long a refusal may take in all: the write of the `503`, and reading
-/// what the client still sends so that the close does not reset it.
-const REFUSAL_TIME: Duration = Duration::from_secs(1);
-
-/// Most bytes of a refused client's request read and dropped.
-const REFUSAL_DISCARD: usize = 16 * 1024;
 
 /// How often a line that may repeat at every accept is logged (at most
 /// once per this period, with the count of those left out in between).
@@ -71,29 +62,24 @@ impl Admission {
 
     /// Serves `socket` in a new task of `tasks` if there is room or an
     /// idle connection makes room; refuses it with `503` otherwise.
-    pub(super) fn admit<T, S, B>(
+    pub(super) fn admit<T, M>(
         &mut self,
         socket: T,
         info: ConnectionInfo,
-        parts: Parts<S>,
+        context: ConnectionContext<M>,
         tasks: &mut JoinSet<()>,
     ) where
         T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-        S: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-        S::Future: Send,
-        S::Error: Into<BoxError>,
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
+        M: MakeService,
     {
         if let Some(taken) = self.slots.try_take() {
-            tasks.spawn(serve_one(socket, info, parts, taken));
+            tasks.spawn(serve_accepted(socket, info, context, taken));
             return;
         }
         if self.slots.evict_longest_idle() {
             // The connection idle the longest closes; this one takes its
             // slot as soon as it is given back.
-            parts.metrics.record_connection_evicted();
+            context.metrics.record_connection_evicted();
             if let Some(since_last) = self.evictions_log.due() {
                 tracing::info!(
                     max_connections = self.max_connections,
@@ -106,10 +92,10 @@ impl Admission {
             let answer = self.unavailable();
             tasks.spawn(async move {
                 match tokio::time::timeout(wait, waiting.take()).await {
-                    Ok(Some(taken)) => serve_one(socket, info, parts, taken).await,
+                    Ok(Some(taken)) => serve_accepted(socket, info, context, taken).await,
                     // The evicted connection did not close in time.
                     _ => {
-                        parts.metrics.record_connection_refused();
+                        context.metrics.record_connection_refused();
                         refuse(socket, &answer).await;
                     }
                 }
@@ -117,7 +103,7 @@ impl Admission {
             return;
         }
         // Every connection is busy.
-        parts.metrics.record_connection_refused();
+        context.metrics.record_connection_refused();
         if let Some(since_last) = self.refusals_log.due() {
             tracing::warn!(
                 max_connections = self.max_connections,
@@ -155,24 +141,6 @@ impl Admission {
 fn try_write<T: AsyncWrite + Unpin>(mut socket: T, answer: &[u8]) {
     let mut cx = Context::from_waker(Waker::noop());
     let _ = Pin::new(&mut socket).poll_write(&mut cx, answer);
-}
-
-/// Sends `answer` and closes, bounded in time and bytes.
-pub(super) async fn refuse<T: AsyncRead + AsyncWrite + Unpin>(mut socket: T, answer: &[u8]) {
-    let _ = tokio::time::timeout(REFUSAL_TIME, async {
-        socket.write_all(answer).await?;
-        socket.shutdown().await?;
-        let mut scratch = [0u8; 2048];
-        let mut discarded = 0;
-        while discarded < REFUSAL_DISCARD {
-            match socket.read(&mut scratch).await? {
-                0 => break,
-                n => discarded += n,
-            }
-        }
-        std::io::Result::Ok(())
-    })
-    .await;
 }
 
 /// A rate limit for a log line that may repeat at every accept (accept

@@ -55,18 +55,23 @@ pub struct Config {
     /// before it is closed quietly. Default 60 s.
     pub idle_timeout: Duration,
     /// How long one read of a request body may wait for data; the body then
-    /// fails with a timeout (408) and the connection closes. Default 30 s.
+    /// fails with a timeout (408,
+    /// [`Timeout::RequestBodyRead`](crate::error::Timeout::RequestBodyRead))
+    /// and the connection closes. Default 30 s.
     pub body_read_timeout: Duration,
     /// The slowest a request body may arrive as a whole, in bytes per
     /// second; 0 turns the check off. The body may take
     /// [`body_read_timeout`](Self::body_read_timeout) plus one second for
     /// every `body_min_rate` bytes received (as Apache's `mod_reqtimeout`),
     /// so a client trickling a byte now and then cannot hold a connection
-    /// by resetting the per-read timeout. Default 500 bytes/s.
+    /// by resetting the per-read timeout; a slower body fails with
+    /// [`Timeout::RequestBodyRate`](crate::error::Timeout::RequestBodyRate).
+    /// Default 500 bytes/s.
     pub body_min_rate: u64,
     /// The longest a request body may take as a whole, from the first read
     /// of it, however fast it arrives (as Apache's `mod_reqtimeout`
-    /// `maxtime`); past it the body fails with a timeout (408 when no
+    /// `maxtime`); past it the body fails with a timeout
+    /// ([`Timeout::RequestBodyTotal`](crate::error::Timeout::RequestBodyTotal), 408 when no
     /// response has started) and the connection closes. Default `None`: an
     /// upload that keeps up [`body_min_rate`](Self::body_min_rate) may take
     /// as long as its size needs.
@@ -92,7 +97,9 @@ pub struct Config {
     /// How long writing a response may make no progress (the client reads
     /// nothing) before the connection is closed: a client that never reads
     /// — a stalled download, an SSE subscriber that stopped reading — does
-    /// not keep its slot. Default 30 s.
+    /// not keep its slot (the connection ends with
+    /// [`Timeout::ResponseWrite`](crate::error::Timeout::ResponseWrite)).
+    /// Default 30 s.
     pub write_timeout: Duration,
     /// How long graceful shutdown lets in-flight requests finish before
     /// their connections are closed. Default 30 s.

@@ -7,7 +7,7 @@ use std::task::{ready, Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::Metrics;
+use super::metrics::Metrics;
 
 /// Counts the bytes that cross a transport (one atomic add per system call).
 pub(crate) struct Counted<T> {

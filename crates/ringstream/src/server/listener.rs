@@ -7,7 +7,7 @@ use std::io;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 
-use super::ConnectionInfo;
+use super::addr::ConnectionInfo;
 
 /// A source of connections for [`serve`](super::serve): TCP
 /// ([`tokio::net::TcpListener`]), Unix domain sockets

@@ -10,18 +10,15 @@
 //! each connection's service with its `ConnectInfo<C>`, taken from the
 //! connection's [`ConnectionInfo`].
 
-use std::marker::PhantomData;
+use http_body::Body;
 
-use http::{Request, Response};
-use tower_service::Service;
-
-use super::ConnectionInfo;
-use crate::body::Incoming;
+use super::addr::ConnectionInfo;
+use super::service::HttpService;
 
 /// Makes the service of each accepted connection.
 ///
-/// Every tower service of `Request<Incoming>` that is `Clone` is one: each
-/// connection gets a clone. [`IntoMakeService`] turns what
+/// Every [`HttpService`] that is `Clone` and can move to another thread
+/// is one: each connection gets a clone. [`IntoMakeService`] turns what
 /// [`serve`](super::serve) is given into one.
 ///
 /// # Examples
@@ -37,8 +34,12 @@ use crate::body::Incoming;
 /// assert!(service.make_service(&info).is_some());
 /// ```
 pub trait MakeService: Clone + Send + 'static {
-    /// The service of one connection.
-    type Service;
+    /// The service of one connection: an [`HttpService`] that runs in the
+    /// connection's task, so it, its future and its response body are
+    /// `Send + 'static`, and so is the body's data.
+    type Service: HttpService<ResponseBody: Body<Data: Send> + Send + 'static, Future: Send>
+        + Send
+        + 'static;
 
     /// The service for the connection `info` describes; `None` closes the
     /// connection unserved (and is logged).
@@ -47,7 +48,10 @@ pub trait MakeService: Clone + Send + 'static {
 
 impl<S> MakeService for S
 where
-    S: Service<Request<Incoming>> + Clone + Send + 'static,
+    S: HttpService<ResponseBody: Body<Data: Send> + Send + 'static, Future: Send>
+        + Clone
+        + Send
+        + 'static,
 {
     type Service = S;
 
@@ -58,7 +62,7 @@ where
 }
 
 /// What [`serve`](super::serve) and [`Server::serve`](super::Server::serve)
-/// accept: a tower service of `Request<Incoming>`, or (with the `axum`
+/// accept: an [`HttpService`] (or any [`MakeService`]), or (with the `axum`
 /// feature) axum's `Router::into_make_service()` and
 /// `Router::into_make_service_with_connect_info::<C>()`.
 ///
@@ -81,7 +85,9 @@ where
     message = "ringstream cannot serve `{Self}`",
     label = "not a service of `http::Request<ringstream::Incoming>`",
     note = "serve takes a tower `Service<http::Request<ringstream::Incoming>, Response = http::Response<B>>` \
-            that is `Clone + Send + 'static` (an axum `Router`, `ringstream::server::service_fn`), \
+            (a `ringstream::server::HttpService`) that is `Clone + Send + 'static`, whose future is `Send` \
+            and whose body `B` is `Send + 'static` with `Send` data (an axum `Router`, \
+            `ringstream::server::service_fn`), \
             or, with ringstream's `axum` feature, `router.into_make_service()` or \
             `router.into_make_service_with_connect_info::<C>()` where `C` is `SocketAddr`, \
             `ringstream::server::ConnectionInfo`, `ringstream::server::Addr` or a type that implements \
@@ -95,14 +101,14 @@ pub trait IntoMakeService<Marker> {
     fn into_make_service(self) -> Self::MakeService;
 }
 
-/// The [`IntoMakeService`] marker of a tower service whose responses have
-/// bodies of type `B`.
+/// The [`IntoMakeService`] marker of an [`HttpService`] (or any other
+/// [`MakeService`]), served as it is.
 #[derive(Debug)]
-pub struct ServiceMarker<B>(PhantomData<fn() -> B>);
+pub struct ServiceMarker;
 
-impl<S, B> IntoMakeService<ServiceMarker<B>> for S
+impl<S> IntoMakeService<ServiceMarker> for S
 where
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
+    S: MakeService,
 {
     type MakeService = S;
 

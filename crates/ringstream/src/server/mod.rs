@@ -11,7 +11,9 @@
 //!   [`with_config`](Serve::with_config) sets the limits and timeouts.
 //! * [`serve_connection`] serves one connection over any transport.
 //!
-//! Both fail with the same [`Error`].
+//! Both fail with the same [`Error`](crate::Error), and both serve an [`HttpService`]:
+//! a tower service of `Request<Incoming>` answering `Response<B>` (an axum
+//! `Router`, a [`service_fn`]).
 //!
 //! # Examples
 //!
@@ -39,16 +41,19 @@
 //! ```
 
 mod accept;
+mod accepted;
 mod addr;
 mod admit;
+mod bind;
 mod config;
-mod conn;
 mod connection;
 mod counted;
 mod listener;
 mod make;
 mod metrics;
+mod refuse;
 mod serve;
+mod serve_connection;
 mod service;
 mod slots;
 mod stop;
@@ -57,366 +62,14 @@ mod stop;
 pub mod tls;
 pub mod upgrade;
 
-use std::sync::Arc;
-
-use http::{Request, Response};
-use http_body::Body;
-use tokio::net::{TcpListener, ToSocketAddrs};
-use tower_service::Service;
-
 pub use addr::{Addr, ConnectionInfo};
+pub use bind::Server;
 pub use config::Config;
-pub use connection::{
-    serve_connection, serve_connection_with_info, GracefulConnection, ServeConnection,
-};
 pub use listener::Listener;
 pub use make::{IntoMakeService, MakeService, ServiceMarker};
 pub use metrics::{Metrics, MetricsSnapshot};
-use serve::Start;
-pub use serve::{Serve, WithGracefulShutdown};
-pub use service::{service_fn, ServiceFn};
-
-use crate::error::{BoxError, Error};
-use crate::Incoming;
-
-/// An HTTP/1.1 server with its [`Listener`] (TCP unless said otherwise),
-/// before it serves.
-///
-/// Each connection runs in its own task, so a slow handler never stalls the
-/// others; at most [`Config::max_connections`] run at once (see there what
-/// a client arriving at the cap gets).
-///
-/// # Examples
-///
-/// ```no_run
-/// use std::convert::Infallible;
-/// use ringstream::server::{service_fn, Server};
-///
-/// # async fn run() -> Result<(), ringstream::Error> {
-/// let server = Server::bind("127.0.0.1:0").await?;
-/// println!("listening on {}", server.local_addr()?);
-/// let metrics = server.metrics();
-/// server
-///     .serve(service_fn(|_req: http::Request<ringstream::Incoming>| async {
-///         Ok::<_, Infallible>(http::Response::new(String::from("hi")))
-///     }))
-///     .with_graceful_shutdown(async {
-///         let _ = tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-///     })
-///     .await?;
-/// println!("{} requests", metrics.requests());
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Debug)]
-pub struct Server<L = TcpListener> {
-    pub(super) listener: L,
-    config: Config,
-    metrics: Arc<Metrics>,
-    /// Speaks TLS on every connection when set.
-    #[cfg(feature = "tls")]
-    tls: Option<Arc<tls::Acceptor>>,
-}
-
-impl Server {
-    /// Binds a TCP listener to `addr`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] when the address cannot be bound.
-    pub async fn bind(addr: impl ToSocketAddrs) -> Result<Server, Error> {
-        Ok(Server::from_listener(TcpListener::bind(addr).await?))
-    }
-
-    /// Binds a TCP listener to `addr` and serves HTTPS on it with `tls`
-    /// (feature `tls`): [`bind`](Self::bind) then [`tls`](Self::tls).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] when the address cannot be bound.
-    #[cfg(feature = "tls")]
-    pub async fn bind_tls(addr: impl ToSocketAddrs, tls: tls::TlsConfig) -> Result<Server, Error> {
-        Ok(Server::bind(addr).await?.tls(tls))
-    }
-
-    /// Binds a TCP listener to `addr` with `SO_REUSEPORT`, so that several
-    /// listeners — one per thread, each with a runtime of its own — can
-    /// share one port. Linux spreads new connections across the listeners
-    /// bound to a port by a hash of each connection's addresses, and a
-    /// connection stays with the listener that accepted it: each server
-    /// has its own connection cap ([`Config::max_connections`]) and its
-    /// own graceful shutdown, and when one stops listening, new
-    /// connections go to the others. (Other Unix systems accept the
-    /// shared bind but may give every connection to one listener; Linux
-    /// lets only sockets of the same user share a port this way.)
-    ///
-    /// Bind the first listener to port 0 to get a free port, then the
-    /// others to the address it reports. Servers that should count as
-    /// one can share their counters with
-    /// [`with_metrics`](Server::with_metrics).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] when the address cannot be bound (a listener without
-    /// `SO_REUSEPORT` holds it, say), or of kind
-    /// [`Unsupported`](std::io::ErrorKind::Unsupported) on a platform
-    /// without `SO_REUSEPORT` (Windows, Solaris, illumos).
-    ///
-    /// # Examples
-    ///
-    /// Two listeners on one port, each served on its own thread and
-    /// runtime:
-    ///
-    /// ```
-    /// # #[cfg(target_os = "linux")] {
-    /// use std::convert::Infallible;
-    /// use std::sync::Arc;
-    /// use ringstream::server::{service_fn, Metrics, Server};
-    ///
-    /// let metrics = Arc::new(Metrics::default());
-    /// let (stop, stopped) = tokio::sync::watch::channel(false);
-    /// let (bound, addr) = std::sync::mpsc::channel();
-    /// let mut threads = Vec::new();
-    /// for _ in 0..2 {
-    ///     let (metrics, bound, mut stopped) = (metrics.clone(), bound.clone(), stopped.clone());
-    ///     // The first listener takes a free port; the second shares it.
-    ///     let port = if threads.is_empty() { 0 } else { addr.recv().unwrap() };
-    ///     threads.push(std::thread::spawn(move || {
-    ///         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    ///         runtime.block_on(async move {
-    ///             let server = Server::bind_reuse_port(("127.0.0.1", port)).await?.with_metrics(metrics);
-    ///             bound.send(server.local_addr()?.port()).unwrap();
-    ///             server
-    ///                 .serve(service_fn(|_req: http::Request<ringstream::Incoming>| async {
-    ///                     Ok::<_, Infallible>(http::Response::new(String::from("hi")))
-    ///                 }))
-    ///                 .with_graceful_shutdown(async move {
-    ///                     let _ = stopped.wait_for(|stop| *stop).await;
-    ///                 })
-    ///                 .await
-    ///         })
-    ///     }));
-    /// }
-    /// let port = addr.recv().unwrap();
-    /// // ... clients connect to 127.0.0.1:port, served by either ...
-    /// # let _ = port;
-    /// stop.send(true).unwrap();
-    /// for thread in threads {
-    ///     thread.join().unwrap().unwrap();
-    /// }
-    /// assert_eq!(metrics.connections_open(), 0);
-    /// # }
-    /// ```
-    pub async fn bind_reuse_port(addr: impl ToSocketAddrs) -> Result<Server, Error> {
-        let mut failed = None;
-        for addr in tokio::net::lookup_host(addr).await? {
-            match listener::bind_reuse_port(addr) {
-                Ok(listener) => return Ok(Server::from_listener(listener)),
-                Err(e) => failed = Some(e),
-            }
-        }
-        Err(failed
-            .unwrap_or_else(|| {
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    "could not resolve to any address",
-                )
-            })
-            .into())
-    }
-
-    /// Serves on a TCP listener bound elsewhere: by the standard library,
-    /// or inherited from a service manager (systemd's socket activation
-    /// hands over such a listener). It is made non-blocking here.
-    ///
-    /// Call it within a tokio runtime.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] when the listener cannot be made non-blocking or
-    /// registered with the runtime.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ringstream::server::Server;
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let bound = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    /// let addr = bound.local_addr().unwrap();
-    /// let server = Server::from_std(bound).unwrap();
-    /// assert_eq!(server.local_addr().unwrap(), addr);
-    /// # });
-    /// ```
-    pub fn from_std(listener: std::net::TcpListener) -> Result<Server, Error> {
-        listener.set_nonblocking(true)?;
-        Ok(Server::from_listener(TcpListener::from_std(listener)?))
-    }
-}
-
-impl<L: Listener> Server<L> {
-    /// Serves on `listener`: a TCP listener, a Unix domain socket
-    /// listener, or any other [`Listener`].
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # #[cfg(unix)]
-    /// # async fn run() -> Result<(), ringstream::Error> {
-    /// use ringstream::server::Server;
-    ///
-    /// let listener = tokio::net::UnixListener::bind("/tmp/app.sock")?;
-    /// let server = Server::from_listener(listener);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn from_listener(listener: L) -> Server<L> {
-        Server {
-            listener,
-            config: Config::default(),
-            metrics: Arc::new(Metrics::default()),
-            #[cfg(feature = "tls")]
-            tls: None,
-        }
-    }
-
-    /// Speaks TLS on every connection, with `config` (feature `tls`): see
-    /// [the `tls` module](crate::server::tls). The handshake has its own deadline
-    /// and takes one of a limited number of places
-    /// ([`TlsConfigBuilder::max_handshakes`](tls::TlsConfigBuilder::max_handshakes));
-    /// the connection then counts and is served as any other.
-    #[cfg(feature = "tls")]
-    #[must_use]
-    pub fn tls(mut self, config: tls::TlsConfig) -> Server<L> {
-        self.tls = Some(Arc::new(tls::Acceptor::new(config)));
-        self
-    }
-
-    /// Replaces the limits and timeouts.
-    #[must_use]
-    pub fn with_config(mut self, config: Config) -> Server<L> {
-        self.config = config;
-        self
-    }
-
-    /// The limits and timeouts, to change in place.
-    pub fn config_mut(&mut self) -> &mut Config {
-        &mut self.config
-    }
-
-    /// The address the listener is bound to.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`], as [`Listener::local_addr`].
-    pub fn local_addr(&self) -> Result<L::Addr, Error> {
-        Ok(self.listener.local_addr()?)
-    }
-
-    /// The server's counters, shared with the running server.
-    pub fn metrics(&self) -> Arc<Metrics> {
-        self.metrics.clone()
-    }
-
-    /// Records into `metrics` instead of counters of its own: servers
-    /// given the same [`Metrics`] add up into it, and read as one (the
-    /// listeners of one port, one per core, say). Call it before
-    /// [`metrics`](Self::metrics) and [`serve`](Self::serve).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use ringstream::server::{Metrics, Server};
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let shared = Arc::new(Metrics::default());
-    /// let a = Server::bind("127.0.0.1:0").await.unwrap().with_metrics(shared.clone());
-    /// let b = Server::bind("127.0.0.1:0").await.unwrap().with_metrics(shared.clone());
-    /// assert!(Arc::ptr_eq(&a.metrics(), &b.metrics()));
-    /// # });
-    /// ```
-    #[must_use]
-    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Server<L> {
-        self.metrics = metrics;
-        self
-    }
-
-    /// Serves `app`: the returned [`Serve`] does the work once
-    /// awaited, until the process ends or, with
-    /// [`with_graceful_shutdown`](Serve::with_graceful_shutdown), until a
-    /// signal.
-    ///
-    /// `app` is a tower service of `Request<Incoming>` (an axum `Router`,
-    /// a [`service_fn`]), which each connection gets a clone of, or, with
-    /// the `axum` feature, axum's `router.into_make_service()` or
-    /// `router.into_make_service_with_connect_info::<C>()`
-    /// ([`IntoMakeService`]).
-    pub fn serve<A, Marker, B>(self, app: A) -> Serve<L, A::MakeService>
-    where
-        A: IntoMakeService<Marker>,
-        <A::MakeService as MakeService>::Service:
-            Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-        <<A::MakeService as MakeService>::Service as Service<Request<Incoming>>>::Future: Send,
-        <<A::MakeService as MakeService>::Service as Service<Request<Incoming>>>::Error:
-            Into<BoxError>,
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
-    {
-        Serve {
-            metrics: self.metrics.clone(),
-            start: Start::new(self, app.into_make_service(), std::future::pending()),
-        }
-    }
-}
-
-/// Serves `app` on `listener` (TCP, a Unix domain socket, or any other
-/// [`Listener`]) with the default [`Config`]; `.await` the result, after
-/// [`with_config`](Serve::with_config) or
-/// [`with_graceful_shutdown`](Serve::with_graceful_shutdown) if needed.
-///
-/// # Examples
-///
-/// ```
-/// use std::convert::Infallible;
-/// use ringstream::server::{self, service_fn};
-/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
-///
-/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-/// let addr = listener.local_addr().unwrap();
-/// let service = service_fn(|_req: http::Request<ringstream::Incoming>| async {
-///     Ok::<_, Infallible>(http::Response::new(String::from("hi")))
-/// });
-/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-/// let running = tokio::spawn(
-///     server::serve(listener, service).with_graceful_shutdown(async {
-///         let _ = stopped.await;
-///     }),
-/// );
-///
-/// let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
-/// client.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await.unwrap();
-/// let mut response = String::new();
-/// client.read_to_string(&mut response).await.unwrap();
-/// assert!(response.ends_with("\r\n\r\nhi"));
-///
-/// stop.send(()).unwrap();
-/// running.await.unwrap().unwrap();
-/// # });
-/// ```
-pub fn serve<L, A, Marker, B>(listener: L, app: A) -> Serve<L, A::MakeService>
-where
-    L: Listener,
-    A: IntoMakeService<Marker>,
-    <A::MakeService as MakeService>::Service:
-        Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-    <<A::MakeService as MakeService>::Service as Service<Request<Incoming>>>::Future: Send,
-    <<A::MakeService as MakeService>::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    Server::from_listener(listener).serve(app)
-}
+pub use serve::{serve, Serve, WithGracefulShutdown};
+pub use serve_connection::{
+    serve_connection, serve_connection_with_info, GracefulConnection, ServeConnection,
+};
+pub use service::{service_fn, HttpService, ServiceFn};

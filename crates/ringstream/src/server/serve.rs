@@ -7,14 +7,79 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
-use http::{Request, Response};
-use http_body::Body;
-use tower_service::Service;
-
 use super::accept::run;
-use super::{Config, Listener, MakeService, Metrics, Server};
-use crate::body::Incoming;
-use crate::error::{BoxError, Error};
+use super::bind::Server;
+use super::config::Config;
+use super::listener::Listener;
+use super::make::{IntoMakeService, MakeService};
+use super::metrics::Metrics;
+use crate::error::Error;
+
+impl<L: Listener> Server<L> {
+    /// Serves `app`: the returned [`Serve`] does the work once
+    /// awaited, until the process ends or, with
+    /// [`with_graceful_shutdown`](Serve::with_graceful_shutdown), until a
+    /// signal.
+    ///
+    /// `app` is an [`HttpService`](super::HttpService) (an axum `Router`,
+    /// a [`service_fn`](super::service_fn)), which each connection gets a
+    /// clone of, or, with the `axum` feature, axum's
+    /// `router.into_make_service()` or
+    /// `router.into_make_service_with_connect_info::<C>()`
+    /// ([`IntoMakeService`]).
+    pub fn serve<A, Marker>(self, app: A) -> Serve<L, A::MakeService>
+    where
+        A: IntoMakeService<Marker>,
+    {
+        Serve {
+            metrics: self.metrics.clone(),
+            start: Start::new(self, app.into_make_service(), std::future::pending()),
+        }
+    }
+}
+
+/// Serves `app` on `listener` (TCP, a Unix domain socket, or any other
+/// [`Listener`]) with the default [`Config`]; `.await` the result, after
+/// [`with_config`](Serve::with_config) or
+/// [`with_graceful_shutdown`](Serve::with_graceful_shutdown) if needed.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{self, service_fn};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// let addr = listener.local_addr().unwrap();
+/// let service = service_fn(|_req: http::Request<ringstream::Incoming>| async {
+///     Ok::<_, Infallible>(http::Response::new(String::from("hi")))
+/// });
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// let running = tokio::spawn(
+///     server::serve(listener, service).with_graceful_shutdown(async {
+///         let _ = stopped.await;
+///     }),
+/// );
+///
+/// let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+/// client.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await.unwrap();
+/// let mut response = String::new();
+/// client.read_to_string(&mut response).await.unwrap();
+/// assert!(response.ends_with("\r\n\r\nhi"));
+///
+/// stop.send(()).unwrap();
+/// running.await.unwrap().unwrap();
+/// # });
+/// ```
+pub fn serve<L, A, Marker>(listener: L, app: A) -> Serve<L, A::MakeService>
+where
+    L: Listener,
+    A: IntoMakeService<Marker>,
+{
+    Server::from_listener(listener).serve(app)
+}
 
 /// A server about to serve a service, made by [`serve`](super::serve) or
 /// [`Server::serve`](super::Server::serve). It is a future: awaiting (or spawning) it serves
@@ -118,16 +183,10 @@ impl<L, S> fmt::Debug for Serve<L, S> {
     }
 }
 
-impl<L, S, B> Future for Serve<L, S>
+impl<L, S> Future for Serve<L, S>
 where
     L: Listener,
     S: MakeService,
-    S::Service: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-    <S::Service as Service<Request<Incoming>>>::Future: Send,
-    <S::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
 {
     type Output = Result<(), Error>;
 
@@ -179,16 +238,10 @@ impl<L, S, F> fmt::Debug for WithGracefulShutdown<L, S, F> {
     }
 }
 
-impl<L, S, B, F> Future for WithGracefulShutdown<L, S, F>
+impl<L, S, F> Future for WithGracefulShutdown<L, S, F>
 where
     L: Listener,
     S: MakeService,
-    S::Service: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-    <S::Service as Service<Request<Incoming>>>::Future: Send,
-    <S::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
     F: Future<Output = ()> + Send + 'static,
 {
     type Output = Result<(), Error>;
@@ -238,16 +291,10 @@ impl<L, S, F> Start<L, S, F> {
         }
     }
 
-    fn poll<B>(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>>
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>>
     where
         L: Listener,
         S: MakeService,
-        S::Service: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
-        <S::Service as Service<Request<Incoming>>>::Future: Send,
-        <S::Service as Service<Request<Incoming>>>::Error: Into<BoxError>,
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<BoxError>,
         F: Future<Output = ()> + Send + 'static,
     {
         if let Some((server, service, signal)) = self.parts.take() {

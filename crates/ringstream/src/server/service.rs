@@ -1,9 +1,73 @@
-//! `service_fn`: a `tower_service::Service` from an async function.
+//! What the server serves: [`HttpService`], the contract of a service,
+//! and [`service_fn`], a service made from an async function.
 
 use std::future::Future;
 use std::task::{Context, Poll};
 
+use http::{Request, Response};
+use http_body::Body;
 use tower_service::Service;
+
+use crate::body::Incoming;
+use crate::error::BoxError;
+
+/// What ringstream serves: a tower [`Service`] of `Request<Incoming>`
+/// whose responses are `http::Response<B>` with a body `B` ([`Body`]),
+/// and whose errors — the service's and the body's — convert into a
+/// [`BoxError`].
+///
+/// Every service that meets these bounds is one (an axum `Router`, a
+/// [`service_fn`], a stack of tower layers): the trait is implemented for
+/// them all and never by hand. [`serve_connection`](super::serve_connection)
+/// takes one; [`serve`](super::serve) and [`Server::serve`](super::Server::serve)
+/// take one (or what makes one per connection, [`IntoMakeService`](super::IntoMakeService))
+/// that can also move to another thread: the service, its future and its
+/// response body `Send + 'static`, and the body's data `Send` (see
+/// [`MakeService::Service`](super::MakeService::Service)).
+///
+/// A service's error answers the request with `500` (it is logged); a
+/// response body's error ends the connection.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{service_fn, HttpService};
+/// use ringstream::{Incoming, ResponseStream};
+///
+/// // A function that takes any service ringstream can serve.
+/// fn servable<S: HttpService>(service: S) -> S {
+///     service
+/// }
+///
+/// let service = servable(service_fn(|_req: http::Request<Incoming>| async {
+///     Ok::<_, Infallible>(http::Response::new(ResponseStream::buffered()))
+/// }));
+/// # let _ = service;
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "ringstream cannot serve `{Self}`",
+    label = "not a service of `http::Request<ringstream::Incoming>` returning `http::Response<B>`",
+    note = "a served service is a tower `Service<http::Request<ringstream::Incoming>, Response = http::Response<B>>` \
+            where `B: http_body::Body`, and both `Service::Error` and `B::Error` convert \
+            `Into<ringstream::BoxError>` (an axum `Router`, `ringstream::server::service_fn`)"
+)]
+pub trait HttpService:
+    Service<Request<Incoming>, Response = Response<Self::ResponseBody>, Error: Into<BoxError>>
+{
+    /// The body of its responses.
+    type ResponseBody: Body<Error: Into<BoxError>>;
+}
+
+impl<S, B> HttpService for S
+where
+    S: Service<Request<Incoming>, Response = Response<B>>,
+    S::Error: Into<BoxError>,
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    type ResponseBody = B;
+}
 
 /// Make a [`Service`] from an async function of a request.
 ///

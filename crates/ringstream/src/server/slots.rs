@@ -163,7 +163,7 @@ impl Slots {
 
     /// A slot for a new connection, if one is free now and no client
     /// admitted by an eviction waits for it.
-    pub(crate) fn try_take(self: &Arc<Self>) -> Option<Taken> {
+    pub(crate) fn try_take(self: &Arc<Self>) -> Option<SlotGuard> {
         if self.waiting.load(Ordering::Acquire) != 0 {
             return None;
         }
@@ -182,7 +182,7 @@ impl Slots {
         }
     }
 
-    fn admit(self: &Arc<Self>, permit: OwnedSemaphorePermit) -> Taken {
+    fn admit(self: &Arc<Self>, permit: OwnedSemaphorePermit) -> SlotGuard {
         let slot = Arc::new(Slot::new(unix_millis()));
         let mut table = self.lock();
         let index = match table.free.pop() {
@@ -196,7 +196,7 @@ impl Slots {
             }
         };
         drop(table);
-        Taken {
+        SlotGuard {
             slots: self.clone(),
             slot,
             index,
@@ -252,7 +252,7 @@ pub(crate) struct Waiting {
 
 impl Waiting {
     /// The next slot given back (waiters are served in order).
-    pub(crate) async fn take(self) -> Option<Taken> {
+    pub(crate) async fn take(self) -> Option<SlotGuard> {
         let permit = self.slots.permits.clone().acquire_owned().await.ok()?;
         Some(self.slots.admit(permit))
     }
@@ -266,21 +266,21 @@ impl Drop for Waiting {
 
 /// A connection's place among the slots, given back when dropped.
 #[derive(Debug)]
-pub(crate) struct Taken {
+pub(crate) struct SlotGuard {
     slots: Arc<Slots>,
     slot: Arc<Slot>,
     index: usize,
     _permit: OwnedSemaphorePermit,
 }
 
-impl Taken {
+impl SlotGuard {
     /// The slot the connection marks idle and busy.
     pub(crate) fn slot(&self) -> Arc<Slot> {
         self.slot.clone()
     }
 }
 
-impl Drop for Taken {
+impl Drop for SlotGuard {
     fn drop(&mut self) {
         let mut table = self.slots.lock();
         if let Some(entry) = table.entries.get_mut(self.index) {

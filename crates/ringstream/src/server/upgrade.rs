@@ -205,8 +205,8 @@ impl Pending {
         self,
         stream: Stream<Box<dyn UpgradedIo>>,
         stop: watch::Receiver<bool>,
-    ) -> Option<Hold> {
-        let cut = Arc::new(Cut::default());
+    ) -> Option<UpgradedGuard> {
+        let cut = Arc::new(KillSwitch::default());
         let (done, released) = oneshot::channel();
         let upgraded = Upgraded {
             stream: stream.map_io(|io| Io {
@@ -217,24 +217,24 @@ impl Pending {
             stop,
         };
         self.sender.send(upgraded).ok()?;
-        Some(Hold { released, cut })
+        Some(UpgradedGuard { released, cut })
     }
 }
 
 /// The connection task's hold on an upgraded connection.
-pub(crate) struct Hold {
+pub(crate) struct UpgradedGuard {
     released: oneshot::Receiver<()>,
-    cut: Arc<Cut>,
+    cut: Arc<KillSwitch>,
 }
 
-impl Hold {
+impl UpgradedGuard {
     /// Completes when the [`Upgraded`] is dropped.
     pub(crate) async fn released(&mut self) {
         let _ = (&mut self.released).await;
     }
 }
 
-impl Drop for Hold {
+impl Drop for UpgradedGuard {
     /// The connection's task ends (the shutdown deadline passed): the
     /// upgraded connection's reads and writes fail from now on.
     fn drop(&mut self) {
@@ -245,12 +245,12 @@ impl Drop for Hold {
 /// Whether an upgraded connection was cut off, and the task to wake when
 /// it is.
 #[derive(Default)]
-struct Cut {
+struct KillSwitch {
     done: AtomicBool,
     waker: Mutex<Option<Waker>>,
 }
 
-impl Cut {
+impl KillSwitch {
     fn cut(&self) {
         self.done.store(true, Ordering::Release);
         let waker = self
@@ -301,7 +301,7 @@ fn cut_off() -> io::Error {
 /// passed; dropping it gives the connection's slot back.
 pub struct Io {
     io: Box<dyn UpgradedIo>,
-    cut: Arc<Cut>,
+    cut: Arc<KillSwitch>,
     /// Dropped with the transport: tells the connection's task that its
     /// slot is free.
     _done: oneshot::Sender<()>,

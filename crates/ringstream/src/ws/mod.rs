@@ -147,13 +147,15 @@ pub struct Config {
     pub limits: Limits,
     /// How long the connection may stay silent before it is sent a Ping;
     /// when it stays silent as long again, it is closed
-    /// ([`Error::TimedOut`](crate::Error::TimedOut)). `None`: never.
+    /// ([`Error::TimedOut`](crate::Error::TimedOut)`(`[`WebSocketPing`](crate::error::Timeout::WebSocketPing)`)`).
+    /// `None`: never.
     /// Default 30 s.
     pub idle_timeout: Option<Duration>,
     /// How long one [`send`](WebSocket::send) or
     /// [`flush`](WebSocket::flush) may wait for the peer to take its bytes
     /// (a peer that stopped reading); past it the send fails with
-    /// [`Error::TimedOut`](crate::Error::TimedOut) and the connection is
+    /// [`Error::TimedOut`](crate::Error::TimedOut)`(`[`WebSocketWrite`](crate::error::Timeout::WebSocketWrite)`)`
+    /// and the connection is
     /// given up. `None`: no limit. Default 30 s.
     pub write_timeout: Option<Duration>,
     /// permessage-deflate (RFC 7692), accepted when a client offers it:

@@ -17,7 +17,7 @@ use tokio::time::Sleep;
 
 use super::socket::SMALL_PAYLOAD;
 use super::{Message, WebSocket};
-use crate::error::Error;
+use crate::error::{Error, Timeout};
 use crate::stream::Stream;
 
 impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
@@ -48,7 +48,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// # Errors
     ///
     /// [`Error::Closed`] after a Close was sent; a Ping or Pong over 125
-    /// bytes is [`Error::WebSocket`]; [`Error::TimedOut`] at the write
+    /// bytes is [`Error::WebSocket`];
+    /// [`Error::TimedOut`]`(`[`Timeout::WebSocketWrite`]`)` at the write
     /// timeout; I/O errors.
     ///
     /// # Cancel safety
@@ -164,7 +165,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     ///
     /// # Errors
     ///
-    /// I/O errors; [`Error::TimedOut`] when the peer takes nothing for
+    /// I/O errors; [`Error::TimedOut`]`(`[`Timeout::WebSocketWrite`]`)`
+    /// when the peer takes nothing for
     /// [`Config::write_timeout`](super::Config::write_timeout).
     pub async fn flush(&mut self) -> Result<(), Error> {
         let mut timer = self.write_timer.take();
@@ -266,7 +268,7 @@ where
             sleep.as_mut().reset(deadline);
         }
         match sleep.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(Error::TimedOut("websocket write"))),
+            Poll::Ready(()) => Poll::Ready(Err(Error::TimedOut(Timeout::WebSocketWrite))),
             Poll::Pending => Poll::Pending,
         }
     })

@@ -15,7 +15,7 @@ use tokio::time::Sleep;
 use super::compression::{self, Compression};
 use super::gather::{Gathered, Incoming};
 use super::{CloseFrame, Config, DeflateParams, Message, Utf8Bytes};
-use crate::error::Error;
+use crate::error::{Error, Timeout};
 use crate::server::upgrade::{Io, Upgraded};
 use crate::stream::{Stream, StreamOptions};
 
@@ -241,7 +241,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// # Errors
     ///
     /// `Some(Err(..))`: [`Error::WebSocket`] for a protocol violation,
-    /// [`Error::TimedOut`] when the peer did not answer the idle Ping
+    /// [`Error::TimedOut`]`(`[`Timeout::WebSocketPing`]`)` when the peer
+    /// did not answer the idle Ping
     /// within [`Config::idle_timeout`], [`Error::Closed`] when the peer
     /// ended the connection without a Close, and I/O errors.
     ///
@@ -557,7 +558,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
             }
             if self.ping_outstanding {
                 self.done = true;
-                return Poll::Ready(Err(Error::TimedOut("websocket ping")));
+                return Poll::Ready(Err(Error::TimedOut(Timeout::WebSocketPing)));
             }
             // Silent for the idle time: ask whether the peer is still there.
             self.ping_outstanding = true;

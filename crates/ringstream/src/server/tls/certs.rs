@@ -12,7 +12,7 @@ use rustls::sign::CertifiedKey;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-use super::TlsError;
+use crate::error::tls::TlsError;
 
 /// Where a certificate chain and its key come from: PEM text, or PEM files
 /// read again on every reload.

@@ -5,24 +5,34 @@
 use std::io;
 use std::sync::Arc;
 
+use ringstream_core::h1::{write_response_head, ResponseFraming, ResponseHead};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Semaphore;
 
 use super::transport::TlsTransport;
 
-use super::TlsConfig;
-use crate::server::Metrics;
+use super::config::TlsConfig;
+use crate::server::metrics::Metrics;
+use crate::server::refuse::refuse;
 
 /// The first byte of every TLS connection: a handshake record.
 const HANDSHAKE_RECORD: u8 = 0x16;
 
-/// The answer to plain HTTP on the TLS port.
-const USE_HTTPS: &[u8] = b"HTTP/1.1 400 Bad Request\r\n\
-Content-Type: text/plain; charset=utf-8\r\n\
-Content-Length: 49\r\n\
-Connection: close\r\n\
-\r\n\
-This port speaks HTTPS: use an https:// address.\n";
+/// The body of the answer to plain HTTP on the TLS port.
+const USE_HTTPS: &str = "This port speaks HTTPS: use an https:// address.\n";
+
+/// The answer to plain HTTP on the TLS port: `400` with [`USE_HTTPS`] as
+/// its text, its head written by the core.
+fn use_https_answer() -> Vec<u8> {
+    let mut answer = Vec::with_capacity(160);
+    let head = ResponseHead::new(400);
+    let fields = [(&b"content-type"[..], &b"text/plain; charset=utf-8"[..])];
+    let framing = ResponseFraming::Length(USE_HTTPS.len() as u64);
+    // Cannot fail: a `Vec` has room, and the status and field are valid.
+    let _ = write_response_head(&mut answer, &head, fields, framing, true);
+    answer.extend_from_slice(USE_HTTPS.as_bytes());
+    answer
+}
 
 /// Accepts the TLS connections of one server.
 #[derive(Debug)]
@@ -84,7 +94,7 @@ impl Acceptor {
         if first != Some(HANDSHAKE_RECORD) {
             if first.is_some_and(|b| b.is_ascii_uppercase()) {
                 // An HTTP method: say what went wrong, in clear text.
-                crate::server::admit::refuse(tls.into_inner(), USE_HTTPS).await;
+                refuse(tls.into_inner(), &use_https_answer()).await;
             }
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -107,8 +117,12 @@ mod tests {
 
     #[test]
     fn the_plain_answer_has_the_length_it_says() {
-        let text = std::str::from_utf8(USE_HTTPS).unwrap();
+        let answer = use_https_answer();
+        let text = std::str::from_utf8(&answer).unwrap();
         let (head, body) = text.split_once("\r\n\r\n").unwrap();
-        assert!(head.contains(&format!("Content-Length: {}", body.len())));
+        assert!(head.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{head}");
+        assert!(head.contains(&format!("\r\ncontent-length: {}", body.len())));
+        assert!(head.contains("\r\nconnection: close"), "{head}");
+        assert_eq!(body, USE_HTTPS);
     }
 }

@@ -6,7 +6,7 @@ use std::io::{self, IoSlice};
 use rustls::server::ServerConnectionData;
 use rustls::unbuffered::{EncryptError, InsufficientSizeError, WriteTraffic};
 
-use super::transport::{make_room, RECORD_OVERHEAD};
+use super::record::{make_room, RECORD_OVERHEAD};
 
 /// The most bytes of small slices gathered into one record.
 const GATHERED: usize = 4096;

@@ -15,15 +15,9 @@ use rustls::server::UnbufferedServerConnection;
 use rustls::unbuffered::{ConnectionState, EncodeError, InsufficientSizeError, UnbufferedStatus};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use super::record::{make_room, BUFFER, MAX_RECORD, RECORD_OVERHEAD};
 use super::seal;
 use crate::stream::pool;
-
-/// The largest record a peer may send: 16 KiB of plaintext, its 5-byte
-/// header and up to 256 bytes of expansion (RFC 8446 §5.2).
-const MAX_RECORD: usize = 5 + 16 * 1024 + 256;
-
-/// The size of a new buffer: a whole record of the largest.
-const BUFFER: usize = MAX_RECORD;
 
 /// The most received bytes waiting to be processed: a handshake message
 /// of rustls' largest (64 KiB, e.g. a long client certificate chain)
@@ -33,10 +27,6 @@ const MAX_INCOMING: usize = 64 * 1024 + MAX_RECORD;
 /// The most plaintext one write encrypts, and the most ciphertext that
 /// waits to be sent before a write waits for the socket.
 const MAX_WRITE: usize = 64 * 1024;
-
-/// A bound on what encryption adds to one record: its header, the tag,
-/// the content type byte and padding room.
-pub(super) const RECORD_OVERHEAD: usize = 5 + 256;
 
 /// Hands every decrypted record of a `ReadTraffic` or `ReadEarlyData`
 /// state to the reader (see [`take_plaintext`]), adding what each asks to
@@ -402,25 +392,6 @@ fn take_plaintext(payload: &[u8], goal: &mut Goal<'_, '_>, kept: &mut Vec<u8>) {
         }
     }
     kept.extend_from_slice(rest);
-}
-
-/// Makes room for `needed` bytes after the first `used` of `buffer`
-/// (initialised, for rustls to write into): a buffer from the pool, or a
-/// new one of at least [`BUFFER`] bytes, or `buffer` grown.
-pub(super) fn make_room(buffer: &mut Vec<u8>, used: usize, needed: usize) {
-    let size = used + needed;
-    if buffer.len() >= size {
-        return;
-    }
-    if buffer.is_empty() {
-        if let Some(pooled) = pool::take_filled(size) {
-            *buffer = pooled;
-            return;
-        }
-        buffer.resize(size.max(BUFFER), 0);
-        return;
-    }
-    buffer.resize(size, 0);
 }
 
 /// Writes `outgoing[sent..encoded]` to `io`; once all is sent the buffer

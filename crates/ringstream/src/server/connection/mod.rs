@@ -1,4 +1,6 @@
-//! One HTTP/1.1 connection: head → body → service → encode → keep-alive.
+//! One HTTP/1.1 connection, read top to bottom: [`Connection::serve_in_place`]
+//! loops over requests, and [`Connection::exchange`] serves one in the
+//! order things happen on the wire.
 //!
 //! The connection never parses or frames bytes itself: it asks the core
 //! ([`ringstream_core::h1`]) what the bytes mean and what to send — the
@@ -11,43 +13,51 @@
 //! writes the response body with vectored writes that never copy its
 //! `Bytes`.
 //!
-//! - `read`: the request head, under the idle and head deadlines;
-//! - `dispatch`: the service call, and the request body fed to it;
-//! - `write`: the response head and body;
-//! - `close`: rejection, draining and the lingering close;
-//! - `names`: the request field names the thread has seen lately.
+//! Each phase is a file, in the order of an exchange; each takes what it
+//! works on as arguments and returns what the next one needs:
+//!
+//! 1. `head`: bytes in → request head → `http::Request`, under the idle
+//!    and head deadlines ([`HeadReader`]);
+//! 2. `body`: the request body, fed to the service as it asks
+//!    ([`BodyPump`]);
+//! 3. `service`: the service's future run to its response;
+//! 4. `write`: the response head and body out, through the core's encoder;
+//! 5. `close`: rejection, draining and the lingering close.
+//!
+//! Beside them: `trace` (spans and log lines), `field_names` (the request
+//! field names the thread has seen lately) and `reuse` (emptied field maps
+//! and lists kept by the thread).
 
+mod body;
 mod close;
-mod dispatch;
-mod names;
-mod read;
-mod spare;
+mod field_names;
+mod head;
+mod reuse;
+mod service;
 mod trace;
 mod write;
 
 use std::future::poll_fn;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
-use http::{Request, Response};
-use http_body::Body;
-use ringstream_core::h1::{DateCache, HeadParser, Next};
+use ringstream_core::h1::{Exchange, Next};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
-use tokio::time::{sleep_until, Sleep};
-use tower_service::Service;
 
+use super::addr::ConnectionInfo;
+use super::config::Config;
 use super::metrics::Metrics;
+use super::service::HttpService;
 use super::slots::Slot;
 use super::stop::StopSignal;
 use super::upgrade::{self, Pending, UpgradedIo};
-use super::{Config, ConnectionInfo};
-use crate::body::Incoming;
-use crate::error::{BoxError, Error};
+use crate::error::{Error, Timeout};
 use crate::stream::Stream;
-use read::{HeadOutcome, HeadSpans, Span};
-use trace::{failure_status, log_access, record_response, request_span, Shown};
+use body::BodyPump;
+use head::{HeadOutcome, HeadReader, HeadSpans};
+use trace::{failure_status, log_access, record_response, request_span, LossyText};
+use write::ResponseDate;
 
 pub(crate) struct Connection<T, S> {
     stream: Stream<T>,
@@ -55,19 +65,12 @@ pub(crate) struct Connection<T, S> {
     config: Arc<Config>,
     metrics: Arc<Metrics>,
     shutdown: StopSignal,
-    parser: HeadParser,
-    fields: Vec<(Span, Span)>,
-    date: DateCache,
-    /// The idle and head-read deadline of this connection.
-    timer: Pin<Box<Sleep>>,
-    /// No request has been read yet: the first one is awaited under the
-    /// head deadline set at the start.
-    awaiting_first: bool,
+    /// The parser, field list and deadline of phase 1.
+    head: HeadReader,
+    /// The `Date` of the responses, and when the last one was dated.
+    date: ResponseDate,
     /// The ends of the connection, given to every request.
     info: Option<ConnectionInfo>,
-    /// When the last response was dated, in milliseconds since the Unix
-    /// epoch: the time the connection went idle.
-    dated_millis: u64,
     /// Boxes the transport for an upgraded connection; `None`: the
     /// transport cannot be handed over (it is not `Send + 'static`), and
     /// no upgrade is offered.
@@ -75,22 +78,22 @@ pub(crate) struct Connection<T, S> {
 }
 
 /// Holds an upgraded connection's slot until the service drops it.
-async fn wait_released(hold: Option<upgrade::Hold>) {
-    if let Some(mut hold) = hold {
-        hold.released().await;
+async fn wait_released(guard: Option<upgrade::UpgradedGuard>) {
+    if let Some(mut guard) = guard {
+        guard.released().await;
     }
 }
 
-/// What follows an exchange.
 /// How [`Connection::serve_in_place`] ended.
-pub(crate) enum Served {
+pub(crate) enum ConnectionEnd {
     /// The connection is closed (or given back to be closed).
-    Ended,
+    Closed,
     /// A `101` was written: the connection goes to the service.
     Upgraded(Pending),
 }
 
-enum After {
+/// What follows a response.
+enum AfterResponse {
     /// Another request may come.
     KeepAlive,
     /// The connection closes.
@@ -99,13 +102,10 @@ enum After {
     Upgrade(Pending),
 }
 
-impl<T, S, B> Connection<T, S>
+impl<T, S> Connection<T, S>
 where
     T: AsyncRead + AsyncWrite + Unpin,
-    S: Service<Request<Incoming>, Response = Response<B>>,
-    S::Error: Into<BoxError>,
-    B: Body,
-    B::Error: Into<BoxError>,
+    S: HttpService,
 {
     pub(crate) fn new(
         io: T,
@@ -118,16 +118,12 @@ where
         Connection {
             stream: Stream::with_options(io, config.stream.clone()),
             service,
-            parser: HeadParser::new(config.limits),
+            head: HeadReader::new(&config),
             config,
             metrics,
             shutdown: StopSignal::new(shutdown, slot),
-            fields: Vec::new(),
-            date: DateCache::new(),
-            timer: Box::pin(sleep_until(tokio::time::Instant::now())),
-            awaiting_first: true,
+            date: ResponseDate::new(),
             info: None,
-            dated_millis: 0,
             upgrades: None,
         }
     }
@@ -152,19 +148,19 @@ where
     /// or the server shuts down; an upgraded connection is held here until
     /// the service lets it go.
     pub(crate) async fn run(self) -> Result<(), Error> {
-        let hold = self.serve().await?;
-        wait_released(hold).await;
+        let guard = self.serve().await?;
+        wait_released(guard).await;
         Ok(())
     }
 
     /// As [`run`](Self::run), but an upgraded connection is returned as
-    /// its [`Hold`](upgrade::Hold) at once: the caller keeps the slot with
-    /// a task far smaller than this one.
-    pub(crate) async fn serve(self) -> Result<Option<upgrade::Hold>, Error> {
+    /// its [`UpgradedGuard`](upgrade::UpgradedGuard) at once: the caller
+    /// keeps the slot with a task far smaller than this one.
+    pub(crate) async fn serve(self) -> Result<Option<upgrade::UpgradedGuard>, Error> {
         let mut conn = self;
         match conn.serve_in_place().await? {
-            Served::Ended => Ok(None),
-            Served::Upgraded(pending) => Ok(conn.hand_over(pending)),
+            ConnectionEnd::Closed => Ok(None),
+            ConnectionEnd::Upgraded(pending) => Ok(conn.hand_over(pending)),
         }
     }
 
@@ -173,29 +169,31 @@ where
     /// value holds it twice (as its argument and as the binding it is
     /// moved into). An upgraded connection is then given to
     /// [`hand_over`](Self::hand_over).
-    pub(crate) async fn serve_in_place(&mut self) -> Result<Served, Error> {
-        // A new connection is given the head timeout, not the idle timeout,
-        // to send its first request: a socket that connects and stays
-        // silent holds a slot no longer than a slow head would.
-        let first_deadline = tokio::time::Instant::now() + self.config.head_timeout;
-        self.timer.as_mut().reset(first_deadline);
-        self.awaiting_first = true;
+    pub(crate) async fn serve_in_place(&mut self) -> Result<ConnectionEnd, Error> {
+        self.head.await_first(&self.config);
         loop {
-            let spans = match self.read_head().await {
+            // 1. Bytes in → a request head.
+            let read = self.head.read(
+                &mut self.stream,
+                &mut self.shutdown,
+                &self.config,
+                self.date.dated_millis(),
+            );
+            let spans = match read.await {
                 Ok(spans) => spans,
                 Err(HeadOutcome::Closed) => break,
                 // Idle with nothing unread: closing sends a plain FIN, and
                 // the slot is given back at once for the client waiting.
-                Err(HeadOutcome::Evicted) => return Ok(Served::Ended),
+                Err(HeadOutcome::Evicted) => return Ok(ConnectionEnd::Closed),
                 Err(HeadOutcome::Reject(status, why)) => {
                     self.reject(status, &why).await;
                     break;
                 }
             };
-            self.awaiting_first = false;
             self.metrics.record_request();
+            // 2–5. The request served, its response sent.
             match self.exchange(spans).await {
-                Ok(After::KeepAlive) => {
+                Ok(AfterResponse::KeepAlive) => {
                     // Fair between connections: a pipelining client whose
                     // next request is already buffered never waits on its
                     // socket (a read from the socket spends tokio's budget
@@ -206,11 +204,11 @@ where
                     }
                     continue;
                 }
-                Ok(After::Close) => break,
-                Ok(After::Upgrade(pending)) => return Ok(Served::Upgraded(pending)),
+                Ok(AfterResponse::Close) => break,
+                Ok(AfterResponse::Upgrade(pending)) => return Ok(ConnectionEnd::Upgraded(pending)),
                 Err(e) => {
                     // A client that stopped reading is not waited for again.
-                    if matches!(e, Error::TimedOut("response write")) {
+                    if matches!(e, Error::TimedOut(Timeout::ResponseWrite)) {
                         self.metrics.record_write_timeout();
                     } else {
                         let deadline = tokio::time::Instant::now() + self.config.write_timeout;
@@ -220,15 +218,15 @@ where
                 }
             }
         }
-        self.linger_close().await;
-        Ok(Served::Ended)
+        close::linger_close(&mut self.stream, self.config.write_timeout).await;
+        Ok(ConnectionEnd::Closed)
     }
 
     /// Hands the connection to the service that upgraded it. The returned
-    /// hold keeps its slot until the service drops it; dropping the hold
+    /// guard keeps its slot until the service drops it; dropping the guard
     /// (the task that keeps it ended at the shutdown deadline) cuts the
     /// upgraded connection off.
-    pub(crate) fn hand_over(self, pending: Pending) -> Option<upgrade::Hold> {
+    pub(crate) fn hand_over(self, pending: Pending) -> Option<upgrade::UpgradedGuard> {
         let boxed = self.upgrades?;
         let stop = self.shutdown.receiver();
         // Nothing else of the connection is kept while it is upgraded.
@@ -236,26 +234,32 @@ where
         pending.complete(stream.map_io(boxed), stop)
     }
 
-    /// Serve one request.
-    async fn exchange(&mut self, spans: HeadSpans) -> Result<After, Error> {
+    /// Serves one request whose head is read: request → body → service →
+    /// response head → response body → keep-alive, drain or close.
+    async fn exchange(&mut self, spans: HeadSpans) -> Result<AfterResponse, Error> {
         let started = (self.config.access_log
             && tracing::enabled!(target: "ringstream::access", tracing::Level::INFO))
         .then(Instant::now);
+
+        // 1. The head bytes → an `http::Request` sharing them.
         let head = self.stream.split_buffered(spans.head_len);
-        let request = match self.build_request(&spans, &head) {
+        let info = self.info.as_ref().filter(|_| self.config.connection_info);
+        let request = match self.head.build_request(&spans, &head, info) {
             Ok(request) => request,
             Err((status, why)) => {
                 self.reject(status, &why).await;
-                return Ok(After::Close);
+                return Ok(AfterResponse::Close);
             }
         };
         // For log lines: the request line as it arrived (the request itself
         // shares these bytes, so keeping them costs nothing).
-        let method = Shown(head.get(spans.method.0..spans.method.0 + spans.method.1));
-        let uri = Shown(head.get(spans.target.0..spans.target.0 + spans.target.1));
+        let method = LossyText(head.get(spans.method.0..spans.method.0 + spans.method.1));
+        let uri = LossyText(head.get(spans.target.0..spans.target.0 + spans.target.1));
         let span = request_span(self.info.as_ref(), request.method(), request.uri());
         let mut exchange = spans.exchange;
-        let (body, mut pump) = self.body_for(&exchange);
+
+        // 2. The request body, fed by the pump from here on.
+        let (body, mut pump) = BodyPump::new(&exchange, &self.config);
         let mut request = request.map(|()| body);
         // An upgrade is offered when the request asks for one, has no body
         // and the transport can be handed over.
@@ -266,20 +270,20 @@ where
             upgrade = Some(pending);
         }
 
-        // The service is called here, not in a helper future, so the request
-        // and the response are not moved once more per exchange.
+        // 3. The service. It is called here, not in a helper future, so the
+        // request and the response are not moved once more per exchange.
         let ready = poll_fn(|cx| self.service.poll_ready(cx))
             .await
             .map_err(|e| e.into().to_string());
         if let Err(e) = ready {
             tracing::error!(error = %e, "service not ready");
             self.reject(503, &"service not ready").await;
-            return Ok(After::Close);
+            return Ok(AfterResponse::Close);
         }
         let future = self.service.call(request);
-        let outcome = self
-            .await_response(future, &mut pump, &mut exchange, &span)
-            .await;
+        let outcome =
+            service::await_response(&mut self.stream, future, &mut pump, &mut exchange, &span)
+                .await;
         let response = match outcome {
             Ok(Ok(response)) => response,
             failed => {
@@ -288,11 +292,14 @@ where
                 {
                     self.reject(status, &why).await;
                 }
-                return Ok(After::Close);
+                return Ok(AfterResponse::Close);
             }
         };
+
+        // 4. The response head, through the core: it decides the framing
+        // and returns the body's encoder.
         let (mut parts, body) = response.into_parts();
-        let mut length = body.size_hint().exact();
+        let mut length = http_body::Body::size_hint(&body).exact();
         // `OPTIONS *` that the service does not know: the server answers.
         let answered_here = exchange.answers_for_service(parts.status.as_u16());
         if answered_here {
@@ -306,14 +313,24 @@ where
             Err(e) => {
                 tracing::error!(%method, %uri, status, error = %e, "response head rejected");
                 self.reject(500, &"response head rejected").await;
-                return Ok(After::Close);
+                return Ok(AfterResponse::Close);
             }
         };
+
+        // 4. The response body, through the encoder.
         let written = if answered_here {
             Ok(0)
         } else {
-            self.write_body(body, encoder, &mut pump, &mut exchange, &span)
-                .await
+            write::write_body(
+                &mut self.stream,
+                self.config.write_timeout,
+                body,
+                encoder,
+                &mut pump,
+                &mut exchange,
+                &span,
+            )
+            .await
         };
         let bytes_sent = match written {
             Ok(n) => n,
@@ -323,13 +340,17 @@ where
             }
         };
 
+        // 5. Keep alive, drain what the service left unread, or close.
         let keep_alive = match exchange.after_response(pump.complete, self.config.drain_limit) {
             Next::KeepAlive => true,
             Next::Close => false,
-            Next::Drain { limit } => self.drain(&mut pump, limit).await,
+            Next::Drain { limit } => {
+                let timeout = self.config.body_read_timeout;
+                close::drain(&mut self.stream, &mut pump, limit, timeout).await
+            }
         };
         if !keep_alive || self.stream.buffered().is_empty() {
-            self.flush_within_deadline().await?;
+            write::flush_within_deadline(&mut self.stream, self.config.write_timeout).await?;
         }
         record_response(&span, status, bytes_sent);
         if let Some(at) = started {
@@ -337,9 +358,9 @@ where
             log_access(&method, &uri, self.info.as_ref(), status, bytes_sent, at);
         }
         Ok(match upgrade {
-            Some(pending) if status == 101 => After::Upgrade(pending),
-            _ if keep_alive => After::KeepAlive,
-            _ => After::Close,
+            Some(pending) if status == 101 => AfterResponse::Upgrade(pending),
+            _ if keep_alive => AfterResponse::KeepAlive,
+            _ => AfterResponse::Close,
         })
     }
 
@@ -351,8 +372,8 @@ where
         &mut self,
         parts: http::response::Parts,
         body_length: Option<u64>,
-        exchange: &mut ringstream_core::h1::Exchange,
-        pump: &dispatch::BodyPump,
+        exchange: &mut Exchange,
+        pump: &BodyPump,
     ) -> Result<ringstream_core::h1::Encoder, ringstream_core::Error> {
         let status = parts.status.as_u16();
         if self.shutdown.is_stopping() {
@@ -363,9 +384,28 @@ where
         {
             self.stream.buffer_write(invitation);
         }
-        let encoder = self.write_head(exchange, status, &parts.headers, body_length)?;
-        spare::give(parts.headers);
+        let encoder = write::write_head(
+            &mut self.stream,
+            &mut self.date,
+            self.config.server_header,
+            exchange,
+            status,
+            &parts.headers,
+            body_length,
+        )?;
+        reuse::give(parts.headers);
         self.metrics.record_status(status);
         Ok(encoder)
+    }
+
+    /// Answers with a bare error status, sent within the head timeout, and
+    /// `Connection: close` (phase 5); `why` goes to the access log.
+    async fn reject(&mut self, status: u16, why: &(dyn std::fmt::Display + Sync)) {
+        self.metrics.record_status(status);
+        let date = self.date.now();
+        close::write_rejection(&mut self.stream, status, &date);
+        let deadline = tokio::time::Instant::now() + self.config.head_timeout;
+        let _ = tokio::time::timeout_at(deadline, self.stream.flush()).await;
+        close::log_rejection(status, why, self.config.access_log);
     }
 }

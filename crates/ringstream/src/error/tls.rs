@@ -24,35 +24,35 @@ pub struct TlsError {
 }
 
 impl TlsError {
-    pub(super) fn new(message: impl Into<String>) -> TlsError {
+    pub(crate) fn new(message: impl Into<String>) -> TlsError {
         TlsError {
             message: message.into(),
             source: None,
         }
     }
 
-    pub(super) fn io(path: &Path, e: std::io::Error) -> TlsError {
+    pub(crate) fn io(path: &Path, e: std::io::Error) -> TlsError {
         TlsError {
             message: format!("cannot read {}: {e}", path.display()),
             source: Some(Box::new(e)),
         }
     }
 
-    pub(super) fn pem(what: &str, e: rustls_pki_types::pem::Error) -> TlsError {
+    pub(crate) fn pem(what: &str, e: rustls_pki_types::pem::Error) -> TlsError {
         TlsError {
             message: format!("{what}: {e}"),
             source: Some(Box::new(e)),
         }
     }
 
-    pub(super) fn pem_file(path: &Path, e: rustls_pki_types::pem::Error) -> TlsError {
+    pub(crate) fn pem_file(path: &Path, e: rustls_pki_types::pem::Error) -> TlsError {
         TlsError {
             message: format!("{}: {e}", path.display()),
             source: Some(Box::new(e)),
         }
     }
 
-    pub(super) fn rustls(what: &str, e: rustls::Error) -> TlsError {
+    pub(crate) fn rustls(what: &str, e: rustls::Error) -> TlsError {
         TlsError {
             message: format!("{what}: {e}"),
             source: Some(Box::new(e)),

@@ -8,18 +8,17 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use http::{Request, Response};
-use http_body::Body;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio::time::Sleep;
-use tower_service::Service;
 
-use super::conn::Connection;
+use super::addr::ConnectionInfo;
+use super::config::Config;
+use super::connection::Connection;
+use super::metrics::Metrics;
+use super::service::HttpService;
 use super::slots::Slot;
-use super::{Config, ConnectionInfo, Metrics};
-use crate::body::Incoming;
-use crate::error::{BoxError, Error};
+use crate::error::Error;
 
 /// Serves one connection over any transport (a Unix socket, a TLS stream,
 /// an in-memory `tokio::io::duplex` pipe) until it closes (or until a
@@ -56,17 +55,14 @@ use crate::error::{BoxError, Error};
 /// assert!(response.ends_with("\r\n\r\nhi"));
 /// # });
 /// ```
-pub fn serve_connection<T, S, B>(
+pub fn serve_connection<T, S>(
     io: T,
     service: S,
     config: Config,
 ) -> ServeConnection<impl Future<Output = Result<(), Error>>>
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    S: Service<Request<Incoming>, Response = Response<B>>,
-    S::Error: Into<BoxError>,
-    B: Body,
-    B::Error: Into<BoxError>,
+    S: HttpService,
 {
     start(io, None, service, config)
 }
@@ -100,7 +96,7 @@ where
 /// assert!(response.ends_with("\r\n\r\n192.0.2.7:4000"));
 /// # });
 /// ```
-pub fn serve_connection_with_info<T, S, B>(
+pub fn serve_connection_with_info<T, S>(
     io: T,
     info: ConnectionInfo,
     service: S,
@@ -108,15 +104,12 @@ pub fn serve_connection_with_info<T, S, B>(
 ) -> ServeConnection<impl Future<Output = Result<(), Error>>>
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    S: Service<Request<Incoming>, Response = Response<B>>,
-    S::Error: Into<BoxError>,
-    B: Body,
-    B::Error: Into<BoxError>,
+    S: HttpService,
 {
     start(io, Some(info), service, config)
 }
 
-fn start<T, S, B>(
+fn start<T, S>(
     io: T,
     info: Option<ConnectionInfo>,
     service: S,
@@ -124,10 +117,7 @@ fn start<T, S, B>(
 ) -> ServeConnection<impl Future<Output = Result<(), Error>>>
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    S: Service<Request<Incoming>, Response = Response<B>>,
-    S::Error: Into<BoxError>,
-    B: Body,
-    B::Error: Into<BoxError>,
+    S: HttpService,
 {
     let (stop, stopped) = watch::channel(false);
     let shutdown_timeout = config.shutdown_timeout;

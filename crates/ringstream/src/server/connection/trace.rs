@@ -12,9 +12,10 @@ use http::{Method, Uri};
 use tracing::field::{display, Empty};
 use tracing::Span;
 
-use super::dispatch::{BodyFailure, Settled};
+use super::body::BodyFailure;
+use super::service::NoResponse;
 use crate::error::Error;
-use crate::server::{Addr, ConnectionInfo};
+use crate::server::addr::{Addr, ConnectionInfo};
 
 /// The span of one request, target `ringstream::request`, level INFO,
 /// named `request`: entered while the service and its response body run,
@@ -72,8 +73,8 @@ pub(super) fn record_response(span: &Span, status: u16, bytes: u64) {
 /// level INFO, written when [`Config::access_log`](crate::server::Config::access_log)
 /// is on.
 pub(super) fn log_access(
-    method: &Shown<'_>,
-    uri: &Shown<'_>,
+    method: &LossyText<'_>,
+    uri: &LossyText<'_>,
     info: Option<&ConnectionInfo>,
     status: u16,
     bytes: u64,
@@ -108,9 +109,9 @@ impl std::fmt::Display for Failure {
 /// Logs how waiting for a response failed and gives the status to answer
 /// with, if any (a body that failed on I/O gets none: the peer is gone).
 pub(super) fn failure_status<R>(
-    failed: Result<Result<R, String>, Settled>,
-    method: &Shown<'_>,
-    uri: &Shown<'_>,
+    failed: Result<Result<R, String>, NoResponse>,
+    method: &LossyText<'_>,
+    uri: &LossyText<'_>,
     access_log: bool,
 ) -> Option<(u16, Failure)> {
     match failed {
@@ -119,11 +120,11 @@ pub(super) fn failure_status<R>(
             tracing::error!(%method, %uri, error = %e, "service failed");
             Some((500, Failure::Fixed("service failed")))
         }
-        Err(Settled::Panicked) => {
+        Err(NoResponse::Panicked) => {
             tracing::error!(%method, %uri, "service panicked");
             Some((500, Failure::Fixed("service panicked")))
         }
-        Err(Settled::BodyFailed(BodyFailure(e))) => match e.status() {
+        Err(NoResponse::BodyFailed(BodyFailure(e))) => match e.status() {
             // Answered (and logged) as a rejection.
             Some(status) => Some((status, Failure::Body(e))),
             // The client went away within its body: an ordinary disconnect,
@@ -147,9 +148,9 @@ pub(super) fn failure_status<R>(
 }
 
 /// Bytes of the request line shown in a log line (lossily, as UTF-8).
-pub(super) struct Shown<'a>(pub(super) Option<&'a [u8]>);
+pub(super) struct LossyText<'a>(pub(super) Option<&'a [u8]>);
 
-impl std::fmt::Display for Shown<'_> {
+impl std::fmt::Display for LossyText<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Display::fmt(&String::from_utf8_lossy(self.0.unwrap_or_default()), f)
     }

@@ -1,21 +1,18 @@
-//! Dispatch: run the service's future to its response while feeding it the
-//! request body, one read block at a time and only when the body asks.
+//! Phase 2, the request body: fed to the service one read block at a time,
+//! only when the body asks, under the body's deadlines.
 
-use std::future::{poll_fn, Future};
+use std::future::Future;
 use std::io;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::{pin, Pin};
+use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use http::{Request, Response};
 use ringstream_core::h1::{BodyState, Decoder, Exchange};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::{sleep_until, Sleep};
-use tower_service::Service;
 
-use super::Connection;
-use crate::body::{poll_body, BodySender, Incoming, Pulled};
-use crate::error::{BoxError, Error};
+use crate::body::{poll_body, BodyPiece, BodySender, Incoming};
+use crate::error::{Error, Timeout};
+use crate::server::config::Config;
 use crate::stream::Stream;
 
 /// The request-body side of one exchange.
@@ -42,31 +39,22 @@ pub(super) struct BodyPump {
 /// connection.
 pub(super) struct BodyFailure(pub(super) Error);
 
-/// How waiting for a response ended other than with one.
-pub(super) enum Settled {
-    Panicked,
-    BodyFailed(BodyFailure),
-}
-
-impl<T, S, B> Connection<T, S>
-where
-    T: AsyncRead + AsyncWrite + Unpin,
-    S: Service<Request<Incoming>, Response = Response<B>>,
-{
-    /// The request body of `exchange` and the pump that feeds it.
-    pub(super) fn body_for(&mut self, exchange: &Exchange) -> (Incoming, BodyPump) {
+impl BodyPump {
+    /// The request body of `exchange`, for the service, and the pump that
+    /// feeds it.
+    pub(super) fn new(exchange: &Exchange, config: &Config) -> (Incoming, BodyPump) {
         let framing = exchange.body_framing();
         let mut pump = BodyPump {
             sender: None,
-            decoder: exchange.decoder(self.config.limits),
+            decoder: exchange.decoder(config.limits),
             complete: framing.is_empty(),
             timer: None,
             timer_armed: false,
-            timeout: self.config.body_read_timeout,
-            min_rate: self.config.body_min_rate,
+            timeout: config.body_read_timeout,
+            min_rate: config.body_min_rate,
             started: None,
             received: 0,
-            total: self.config.body_timeout,
+            total: config.body_timeout,
         };
         if pump.complete {
             return (Incoming::empty(), pump);
@@ -76,43 +64,6 @@ where
         (Incoming::channel(shared, framing.length()), pump)
     }
 
-    /// Run the service future to its response, feeding the request body
-    /// while it waits.
-    pub(super) async fn await_response<F, E>(
-        &mut self,
-        future: F,
-        pump: &mut BodyPump,
-        exchange: &mut Exchange,
-        span: &tracing::Span,
-    ) -> Result<Result<Response<B>, String>, Settled>
-    where
-        F: Future<Output = Result<Response<B>, E>>,
-        E: Into<BoxError>,
-    {
-        let mut future = pin!(future);
-        let stream = &mut self.stream;
-        poll_fn(|cx| loop {
-            // The service's own events belong to the request's span.
-            let entered = span.enter();
-            let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)));
-            match polled {
-                Err(_) => return Poll::Ready(Err(Settled::Panicked)),
-                Ok(Poll::Ready(Ok(response))) => return Poll::Ready(Ok(Ok(response))),
-                Ok(Poll::Ready(Err(e))) => return Poll::Ready(Ok(Err(e.into().to_string()))),
-                Ok(Poll::Pending) => {}
-            }
-            drop(entered);
-            match pump.poll(stream, exchange, cx) {
-                Err(failure) => return Poll::Ready(Err(Settled::BodyFailed(failure))),
-                Ok(true) => continue,
-                Ok(false) => return Poll::Pending,
-            }
-        })
-        .await
-    }
-}
-
-impl BodyPump {
     /// What became of the body, for the connection rules.
     pub(super) fn state(&self) -> BodyState {
         if self.complete {
@@ -159,13 +110,13 @@ impl BodyPump {
         }
         match poll_body(stream, &mut self.decoder, cx) {
             Poll::Pending => self.poll_timeout(cx),
-            Poll::Ready(Ok(pulled)) => {
+            Poll::Ready(Ok(piece)) => {
                 self.timer_armed = false;
-                if let Pulled::Data(data) = &pulled {
+                if let BodyPiece::Data(data) = &piece {
                     self.received += data.len() as u64;
                 }
-                let end = matches!(pulled, Pulled::End(_));
-                sender.shared.put_from(Ok(pulled), cx);
+                let end = matches!(piece, BodyPiece::End(_));
+                sender.shared.put_from(Ok(piece), cx);
                 if end {
                     self.complete = true;
                     self.sender = None;
@@ -187,23 +138,23 @@ impl BodyPump {
         let now = tokio::time::Instant::now();
         let started = *self.started.get_or_insert(now);
         let mut deadline = now + self.timeout;
-        let mut why = "request body read";
+        let mut why = Timeout::RequestBodyRead;
         if let Some(allowed) = self.rate_deadline(started) {
             if allowed < deadline {
                 deadline = allowed;
-                why = "request body too slow";
+                why = Timeout::RequestBodyRate;
             }
         }
         if let Some(allowed) = self.total.and_then(|total| started.checked_add(total)) {
             if allowed < deadline {
                 deadline = allowed;
-                why = "request body took too long";
+                why = Timeout::RequestBodyTotal;
             }
         }
         let timer = self
             .timer
             .get_or_insert_with(|| Box::pin(sleep_until(deadline)));
-        if !self.timer_armed || why != "request body read" {
+        if !self.timer_armed || why != Timeout::RequestBodyRead {
             timer.as_mut().reset(deadline);
             self.timer_armed = true;
         }
@@ -217,19 +168,20 @@ impl BodyPump {
     }
 
     /// The body's failure once it has taken longer than
-    /// [`Config::body_timeout`](crate::server::Config::body_timeout), however
-    /// fast its bytes come (checked before each read, only when set).
+    /// [`Config::body_timeout`], however fast its bytes come (checked
+    /// before each read, only when set).
     fn past_total(&mut self) -> Option<BodyFailure> {
         let (total, started) = (self.total?, self.started?);
         self.sender.as_ref()?;
         if tokio::time::Instant::now().saturating_duration_since(started) < total {
             return None;
         }
-        const WHY: &str = "request body took too long";
         if let Some(sender) = self.sender.take() {
-            sender.shared.put(Err(Error::TimedOut(WHY)));
+            sender
+                .shared
+                .put(Err(Error::TimedOut(Timeout::RequestBodyTotal)));
         }
-        Some(BodyFailure(Error::TimedOut(WHY)))
+        Some(BodyFailure(Error::TimedOut(Timeout::RequestBodyTotal)))
     }
 
     /// When the body has taken longer than the minimum rate allows (as
@@ -250,7 +202,7 @@ fn copy_error(e: &Error) -> Error {
     match e {
         Error::Io(io) => Error::Io(io::Error::new(io.kind(), io.to_string())),
         Error::Protocol(p) => Error::Protocol(*p),
-        Error::TimedOut(what) => Error::TimedOut(what),
+        Error::TimedOut(which) => Error::TimedOut(*which),
         Error::Closed => Error::Closed,
         Error::User(u) => Error::User(u.to_string().into()),
         e @ Error::NotBuffered { .. } => Error::Io(io::Error::new(e.kind(), e.to_string())),

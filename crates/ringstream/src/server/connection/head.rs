@@ -1,22 +1,26 @@
-//! Reading a request head: wait for bytes under the idle and head
+//! Phase 1, bytes in → request: wait for bytes under the idle and head
 //! deadlines, ask the core whether they form a head, and turn it into an
 //! `http::Request` that shares the head bytes.
 
 use std::future::poll_fn;
+use std::pin::Pin;
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Uri};
-use ringstream_core::h1::{Exchange, Field, Version, MAX_FIELDS};
+use ringstream_core::h1::{Exchange, Field, HeadParser, Version, MAX_FIELDS};
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::{sleep_until, Sleep};
 
-use super::{names, Connection};
+use super::field_names;
+use super::reuse::{self, Span};
+use crate::server::addr::ConnectionInfo;
+use crate::server::config::Config;
+use crate::server::stop::StopSignal;
+use crate::stream::Stream;
 
 /// Header fields parsed into storage on the stack; a request with more
 /// (up to the configured limit) is parsed again into storage of its size.
 const FIELD_SLOTS: usize = 24;
-
-/// Where a piece of the request head lies within the head bytes.
-pub(super) type Span = (usize, usize);
 
 /// The request head, as offsets into the head bytes (so the buffer borrow
 /// ends before the head is split off the stream), and the exchange it
@@ -39,19 +43,58 @@ pub(super) enum HeadOutcome {
     Reject(u16, &'static str),
 }
 
-impl<T, S> Connection<T, S>
-where
-    T: AsyncRead + AsyncWrite + Unpin,
-{
-    /// Read and validate the next request head.
-    pub(super) async fn read_head(&mut self) -> Result<HeadSpans, HeadOutcome> {
+/// What a connection keeps to read request heads: the core's parser, the
+/// list its fields are noted in, and the idle and head deadline.
+pub(super) struct HeadReader {
+    parser: HeadParser,
+    fields: Vec<(Span, Span)>,
+    /// The idle and head-read deadline of this connection.
+    timer: Pin<Box<Sleep>>,
+    /// No request has been read yet: the first one is awaited under the
+    /// head deadline set at the start.
+    awaiting_first: bool,
+}
+
+impl HeadReader {
+    pub(super) fn new(config: &Config) -> HeadReader {
+        HeadReader {
+            parser: HeadParser::new(config.limits),
+            fields: Vec::new(),
+            timer: Box::pin(sleep_until(tokio::time::Instant::now())),
+            awaiting_first: true,
+        }
+    }
+
+    /// A new connection is given the head timeout, not the idle timeout,
+    /// to send its first request: a socket that connects and stays
+    /// silent holds a slot no longer than a slow head would.
+    pub(super) fn await_first(&mut self, config: &Config) {
+        let first_deadline = tokio::time::Instant::now() + config.head_timeout;
+        self.timer.as_mut().reset(first_deadline);
+        self.awaiting_first = true;
+    }
+
+    /// Read and validate the next request head from `stream`; between
+    /// requests the connection's slot is marked idle since `idle_since`
+    /// (milliseconds since the Unix epoch).
+    pub(super) async fn read<T>(
+        &mut self,
+        stream: &mut Stream<T>,
+        shutdown: &mut StopSignal,
+        config: &Config,
+        idle_since: u64,
+    ) -> Result<HeadSpans, HeadOutcome>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
         self.parser.reset();
         let mut head_started = false;
         // Whether the slot is marked idle: a new connection's starts so.
         let mut marked_idle = self.awaiting_first;
         loop {
-            if !self.stream.buffered().is_empty() {
-                if let Some(spans) = self.try_parse_head()? {
+            if !stream.buffered().is_empty() {
+                if let Some(spans) = self.try_parse(stream)? {
+                    self.awaiting_first = false;
                     return Ok(spans);
                 }
                 // Part of a head: from now on the head timeout applies
@@ -62,25 +105,20 @@ where
                 if !head_started {
                     head_started = true;
                     if !self.awaiting_first {
-                        let deadline = tokio::time::Instant::now() + self.config.head_timeout;
+                        let deadline = tokio::time::Instant::now() + config.head_timeout;
                         self.timer.as_mut().reset(deadline);
                     }
                 }
             }
             let idle = !head_started;
             if idle && !self.awaiting_first {
-                self.push_back_idle_deadline();
+                self.push_back_idle_deadline(config);
                 if !marked_idle {
                     marked_idle = true;
-                    self.shutdown.slot().set_idle(self.dated_millis);
+                    shutdown.slot().set_idle(idle_since);
                 }
             }
-            let Connection {
-                stream,
-                timer,
-                shutdown,
-                ..
-            } = self;
+            let timer = &mut self.timer;
             let read = tokio::select! {
                 biased;
                 // Waiting for the next request, the connection holds
@@ -104,7 +142,7 @@ where
             match read {
                 // EOF: between requests that is a normal close; inside a
                 // head it is an incomplete request.
-                Ok(0) if self.stream.buffered().is_empty() => return Err(HeadOutcome::Closed),
+                Ok(0) if stream.buffered().is_empty() => return Err(HeadOutcome::Closed),
                 Ok(0) => {
                     return Err(HeadOutcome::Reject(
                         400,
@@ -116,7 +154,7 @@ where
                     // came: its place is promised to another client.
                     if marked_idle {
                         marked_idle = false;
-                        if !self.shutdown.slot().set_busy() {
+                        if !shutdown.slot().set_busy() {
                             return Err(HeadOutcome::Evicted);
                         }
                     }
@@ -131,8 +169,8 @@ where
     /// by an eighth of the timeout, so a busy keep-alive connection rarely
     /// touches the timer wheel. An idle connection is closed after 7/8 to
     /// 8/8 of the timeout.
-    fn push_back_idle_deadline(&mut self) {
-        let idle_timeout = self.config.idle_timeout;
+    fn push_back_idle_deadline(&mut self, config: &Config) {
+        let idle_timeout = config.idle_timeout;
         let now = tokio::time::Instant::now();
         let wanted = now + idle_timeout;
         let current = self.timer.deadline();
@@ -141,8 +179,11 @@ where
         }
     }
 
-    fn try_parse_head(&mut self) -> Result<Option<HeadSpans>, HeadOutcome> {
-        let buf = self.stream.buffered();
+    fn try_parse<T>(&mut self, stream: &Stream<T>) -> Result<Option<HeadSpans>, HeadOutcome>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
+        let buf = stream.buffered();
         let base = buf.as_ptr() as usize;
         let span = |s: &[u8]| (s.as_ptr() as usize - base, s.len());
         // Most requests fit the small array on the stack; a head with more
@@ -171,7 +212,7 @@ where
             &more[..]
         };
         if self.fields.capacity() == 0 {
-            self.fields = super::spare::take_fields();
+            self.fields = reuse::take_fields();
         }
         self.fields.clear();
         for field in head.fields(fields) {
@@ -187,11 +228,13 @@ where
     }
 
     /// Turn the head bytes into an `http::Request`, sharing them (the target
-    /// and the field values are slices of the head, not copies).
+    /// and the field values are slices of the head, not copies); `info`
+    /// goes into its extensions.
     pub(super) fn build_request(
         &mut self,
         spans: &HeadSpans,
         head: &Bytes,
+        info: Option<&ConnectionInfo>,
     ) -> Result<Request<()>, (u16, &'static str)> {
         let bytes = |(at, len): Span| head.get(at..at + len).unwrap_or_default();
         let shared = |(at, len): Span| head.slice(at..at + len);
@@ -199,16 +242,17 @@ where
             Method::from_bytes(bytes(spans.method)).map_err(|_| (400, "invalid method"))?;
         let uri = Uri::from_maybe_shared(shared(spans.target))
             .map_err(|_| (400, "invalid request target"))?;
-        let mut headers = super::spare::take(self.fields.len());
+        let mut headers = reuse::take(self.fields.len());
         for &(name, value) in &self.fields {
-            let name = names::header_name(bytes(name)).map_err(|_| (400, "invalid field name"))?;
+            let name =
+                field_names::header_name(bytes(name)).map_err(|_| (400, "invalid field name"))?;
             let value = HeaderValue::from_maybe_shared(shared(value))
                 .map_err(|_| (400, "invalid field value"))?;
             headers.append(name, value);
         }
         // The spans go back to the thread once read: a connection that
         // waits for its next request holds none.
-        super::spare::give_fields(std::mem::take(&mut self.fields));
+        reuse::give_fields(std::mem::take(&mut self.fields));
         let mut request = Request::new(());
         *request.method_mut() = method;
         *request.uri_mut() = uri;
@@ -217,7 +261,7 @@ where
             Version::Http11 => http::Version::HTTP_11,
         };
         *request.headers_mut() = headers;
-        if let Some(info) = self.info.as_ref().filter(|_| self.config.connection_info) {
+        if let Some(info) = info {
             insert_info(request.extensions_mut(), info);
         }
         Ok(request)
@@ -225,9 +269,9 @@ where
 }
 
 /// Gives a request the ends of its connection: ringstream's
-/// [`ConnectionInfo`](crate::server::ConnectionInfo), and with the `axum`
-/// feature axum's `ConnectInfo<SocketAddr>` for TCP.
-fn insert_info(extensions: &mut http::Extensions, info: &crate::server::ConnectionInfo) {
+/// [`ConnectionInfo`], and with the `axum` feature axum's
+/// `ConnectInfo<SocketAddr>` for TCP.
+fn insert_info(extensions: &mut http::Extensions, info: &ConnectionInfo) {
     #[cfg(feature = "axum")]
     if let Some(remote) = info.remote_addr().socket_addr() {
         extensions.insert(axum::extract::ConnectInfo(remote));

@@ -3,6 +3,9 @@
 use std::fmt;
 use std::io;
 
+#[cfg(feature = "tls")]
+pub(crate) mod tls;
+
 /// A boxed error from a user's service or body.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -49,8 +52,8 @@ pub enum Error {
     Io(io::Error),
     /// The peer broke HTTP/1.1 framing; carries the core's verdict.
     Protocol(ringstream_core::Error),
-    /// A timeout expired; the text says which one.
-    TimedOut(&'static str),
+    /// A timeout expired; the [`Timeout`] says which one.
+    TimedOut(Timeout),
     /// The connection or body was closed before the operation could finish.
     Closed,
     /// A user service or body failed.
@@ -80,7 +83,76 @@ pub enum Error {
     WebSocket(ringstream_core::ws::Error),
     /// A TLS configuration could not be built or reloaded (feature `tls`).
     #[cfg(feature = "tls")]
-    Tls(crate::server::tls::TlsError),
+    Tls(tls::TlsError),
+}
+
+/// Which of the server's deadlines expired: what an
+/// [`Error::TimedOut`] carries, so a caller can tell them apart without
+/// reading its text.
+///
+/// Its [`Display`](fmt::Display) (and [`as_str`](Timeout::as_str)) names
+/// what was under way; an [`Error::TimedOut`] shows it followed by
+/// `timed out`.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream::error::{Error, Timeout};
+///
+/// let err = Error::TimedOut(Timeout::ResponseWrite);
+/// assert!(matches!(err, Error::TimedOut(Timeout::ResponseWrite)));
+/// assert_eq!(err.status(), Some(408));
+/// assert_eq!(err.to_string(), "response write timed out");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Timeout {
+    /// No request body bytes came for
+    /// [`Config::body_read_timeout`](crate::server::Config::body_read_timeout).
+    RequestBodyRead,
+    /// The request body came slower than
+    /// [`Config::body_min_rate`](crate::server::Config::body_min_rate) allows.
+    RequestBodyRate,
+    /// The request body as a whole took longer than
+    /// [`Config::body_timeout`](crate::server::Config::body_timeout).
+    RequestBodyTotal,
+    /// A response write made no progress for
+    /// [`Config::write_timeout`](crate::server::Config::write_timeout).
+    ResponseWrite,
+    /// A WebSocket peer answered no Ping within
+    /// [`ws::Config::idle_timeout`](crate::ws::Config::idle_timeout).
+    WebSocketPing,
+    /// A WebSocket peer took no bytes of a send for
+    /// [`ws::Config::write_timeout`](crate::ws::Config::write_timeout).
+    WebSocketWrite,
+}
+
+impl Timeout {
+    /// What was under way when the deadline expired, in lowercase words.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::error::Timeout;
+    ///
+    /// assert_eq!(Timeout::RequestBodyRead.as_str(), "request body read");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Timeout::RequestBodyRead => "request body read",
+            Timeout::RequestBodyRate => "request body too slow",
+            Timeout::RequestBodyTotal => "request body took too long",
+            Timeout::ResponseWrite => "response write",
+            Timeout::WebSocketPing => "websocket ping",
+            Timeout::WebSocketWrite => "websocket write",
+        }
+    }
+}
+
+impl fmt::Display for Timeout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl Error {
@@ -230,8 +302,8 @@ impl From<Error> for io::Error {
 }
 
 #[cfg(feature = "tls")]
-impl From<crate::server::tls::TlsError> for Error {
-    fn from(e: crate::server::tls::TlsError) -> Self {
+impl From<tls::TlsError> for Error {
+    fn from(e: tls::TlsError) -> Self {
         Error::Tls(e)
     }
 }

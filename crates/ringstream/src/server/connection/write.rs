@@ -1,6 +1,6 @@
-//! Writing a response: the head through the core's connection rules, the
-//! body through the core's [`Encoder`], with vectored writes that never copy
-//! a large frame's `Bytes`.
+//! Phase 4, bytes out: the response head through the core's connection
+//! rules, the body through the core's [`Encoder`], with vectored writes
+//! that never copy a large frame's `Bytes`.
 
 use std::future::{poll_fn, Future};
 use std::io::{self, IoSlice};
@@ -12,13 +12,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use bytes::{Buf, Bytes};
 use http::HeaderMap;
 use http_body::Body;
-use ringstream_core::h1::{BodyFrame, Encoder, Exchange, ResponseHead};
+use ringstream_core::h1::HTTP_DATE_LEN;
+use ringstream_core::h1::{BodyFrame, DateCache, Encoder, Exchange, ResponseHead};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::{sleep_until, Sleep};
 
-use super::dispatch::{BodyFailure, BodyPump};
-use super::Connection;
-use crate::error::{BoxError, Error};
+use super::body::{BodyFailure, BodyPump};
+use crate::error::{BoxError, Error, Timeout};
 use crate::stream::Stream;
 
 /// Response body frames up to this size (bytes) are copied into the write
@@ -30,114 +30,164 @@ const SMALL_FRAME: usize = 4 * 1024;
 /// (bytes; more is made as needed).
 pub(super) const HEAD_ROOM: usize = 256;
 
-impl<T, S> Connection<T, S>
-where
-    T: AsyncRead + AsyncWrite + Unpin,
-{
+/// The `Date` of a connection's responses, and when the last one was
+/// dated: the time the connection went idle.
+pub(super) struct ResponseDate {
+    cache: DateCache,
+    /// When the last response was dated, in milliseconds since the Unix
+    /// epoch.
+    dated_millis: u64,
+}
+
+impl ResponseDate {
+    pub(super) fn new() -> ResponseDate {
+        ResponseDate {
+            cache: DateCache::new(),
+            dated_millis: 0,
+        }
+    }
+
     /// The `Date` value for a head written now.
-    pub(super) fn date_now(&mut self) -> [u8; ringstream_core::h1::HTTP_DATE_LEN] {
+    #[inline]
+    pub(super) fn now(&mut self) -> [u8; HTTP_DATE_LEN] {
         let (secs, millis) = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or((0, 0), |d| (d.as_secs(), d.subsec_millis()));
         // The connection goes idle once this response is out: the slot's
         // idle time is taken from the same reading of the clock.
         self.dated_millis = secs * 1000 + u64::from(millis);
-        *self.date.update(secs)
+        *self.cache.update(secs)
     }
 
-    /// Write the response head straight into the write buffer (left as it
-    /// was on an error) and return the body's encoder.
-    pub(super) fn write_head(
-        &mut self,
-        exchange: &mut Exchange,
-        status: u16,
-        headers: &HeaderMap,
-        body_length: Option<u64>,
-    ) -> Result<Encoder, ringstream_core::Error> {
-        let date = self.date_now();
-        let mut head = ResponseHead::new(status).date(&date);
-        if self.config.server_header {
-            head = head.server(b"ringstream");
+    /// When the last response was dated, in milliseconds since the Unix
+    /// epoch (0 before the first).
+    pub(super) fn dated_millis(&self) -> u64 {
+        self.dated_millis
+    }
+}
+
+/// Writes the response head straight into `stream`'s write buffer (left as
+/// it was on an error) and returns the body's encoder; `server_header`:
+/// name the server.
+#[inline]
+pub(super) fn write_head<T>(
+    stream: &mut Stream<T>,
+    date: &mut ResponseDate,
+    server_header: bool,
+    exchange: &mut Exchange,
+    status: u16,
+    headers: &HeaderMap,
+    body_length: Option<u64>,
+) -> Result<Encoder, ringstream_core::Error>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+{
+    let date = date.now();
+    let mut head = ResponseHead::new(status).date(&date);
+    if server_header {
+        head = head.server(b"ringstream");
+    }
+    let fields = headers
+        .iter()
+        .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes()));
+    exchange.write_head(
+        stream.write_buffer_for(HEAD_ROOM),
+        &head,
+        fields,
+        body_length,
+    )
+}
+
+/// Writes the response body to `stream`, feeding the request body
+/// meanwhile (an echo reads while it writes); returns the body bytes sent.
+/// A write that makes no progress for `write_timeout` fails.
+pub(super) async fn write_body<T, B>(
+    stream: &mut Stream<T>,
+    write_timeout: Duration,
+    body: B,
+    encoder: Encoder,
+    pump: &mut BodyPump,
+    exchange: &mut Exchange,
+    span: &tracing::Span,
+) -> Result<u64, Error>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    let mut body = pin!(body);
+    let mut out = BodyOut {
+        encoder,
+        pending: None,
+        done: !encoder.sends_body(),
+        sent: 0,
+        stall: WriteStall::new(write_timeout),
+    };
+    let sent = poll_fn(|cx| loop {
+        if let Err(BodyFailure(e)) = pump.poll(stream, exchange, cx) {
+            return Poll::Ready(Err(e));
         }
-        let fields = headers
-            .iter()
-            .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes()));
-        exchange.write_head(
-            self.stream.write_buffer_for(HEAD_ROOM),
-            &head,
-            fields,
-            body_length,
-        )
-    }
-
-    /// Write the response body, feeding the request body meanwhile (an echo
-    /// reads while it writes); returns the body bytes sent.
-    pub(super) async fn write_body<B>(
-        &mut self,
-        body: B,
-        encoder: Encoder,
-        pump: &mut BodyPump,
-        exchange: &mut Exchange,
-        span: &tracing::Span,
-    ) -> Result<u64, Error>
-    where
-        B: Body,
-        B::Error: Into<BoxError>,
-    {
-        let mut body = pin!(body);
-        let mut out = BodyOut {
-            encoder,
-            pending: None,
-            done: !encoder.sends_body(),
-            sent: 0,
-            stall: WriteStall::new(self.config.write_timeout),
-        };
-        let stream = &mut self.stream;
-        let sent = poll_fn(|cx| loop {
-            if let Err(BodyFailure(e)) = pump.poll(stream, exchange, cx) {
-                return Poll::Ready(Err(e));
-            }
-            if let Err(e) = std::task::ready!(out.poll_send(stream, cx)) {
-                return Poll::Ready(Err(e));
-            }
-            if out.done {
-                return Poll::Ready(Ok(out.sent));
-            }
-            let polled = catch_unwind(AssertUnwindSafe(|| {
-                let _entered = span.enter();
-                body.as_mut().poll_frame(cx)
-            }));
-            let frame = match polled {
-                Err(_) => return Poll::Ready(Err(Error::User("response body panicked".into()))),
-                Ok(Poll::Pending) => {
-                    // Nothing more yet: let what is written go out.
-                    let before = stream.pending_write();
-                    if before > 0 {
-                        match stream.poll_flush_buffer(cx) {
-                            Poll::Ready(Err(e)) => return Poll::Ready(Err(Error::Io(e))),
-                            Poll::Ready(Ok(())) => out.stall.progressed(),
-                            Poll::Pending => {
-                                let moved = stream.pending_write() != before;
-                                return out.stall.poll_stalled(moved, cx);
-                            }
+        if let Err(e) = std::task::ready!(out.poll_send(stream, cx)) {
+            return Poll::Ready(Err(e));
+        }
+        if out.done {
+            return Poll::Ready(Ok(out.sent));
+        }
+        let polled = catch_unwind(AssertUnwindSafe(|| {
+            let _entered = span.enter();
+            body.as_mut().poll_frame(cx)
+        }));
+        let frame = match polled {
+            Err(_) => return Poll::Ready(Err(Error::User("response body panicked".into()))),
+            Ok(Poll::Pending) => {
+                // Nothing more yet: let what is written go out.
+                let before = stream.pending_write();
+                if before > 0 {
+                    match stream.poll_flush_buffer(cx) {
+                        Poll::Ready(Err(e)) => return Poll::Ready(Err(Error::Io(e))),
+                        Poll::Ready(Ok(())) => out.stall.progressed(),
+                        Poll::Pending => {
+                            let moved = stream.pending_write() != before;
+                            return out.stall.poll_stalled(moved, cx);
                         }
                     }
-                    return Poll::Pending;
                 }
-                Ok(Poll::Ready(None)) => None,
-                Ok(Poll::Ready(Some(Err(e)))) => return Poll::Ready(Err(Error::User(e.into()))),
-                Ok(Poll::Ready(Some(Ok(frame)))) => Some(frame),
-            };
-            if let Err(e) = out.take(frame, stream) {
-                return Poll::Ready(Err(e));
+                return Poll::Pending;
             }
-        })
-        .await?;
-        if encoder.is_close_delimited() {
-            self.flush_within_deadline().await?;
+            Ok(Poll::Ready(None)) => None,
+            Ok(Poll::Ready(Some(Err(e)))) => return Poll::Ready(Err(Error::User(e.into()))),
+            Ok(Poll::Ready(Some(Ok(frame)))) => Some(frame),
+        };
+        if let Err(e) = out.take(frame, stream) {
+            return Poll::Ready(Err(e));
         }
-        Ok(sent)
+    })
+    .await?;
+    if encoder.is_close_delimited() {
+        flush_within_deadline(stream, write_timeout).await?;
     }
+    Ok(sent)
+}
+
+/// Sends what is buffered; fails once nothing has moved for `write_timeout`
+/// (every byte the client takes pushes the deadline back). A flush that
+/// completes at once (the common case) costs no timer.
+pub(super) async fn flush_within_deadline<T>(
+    stream: &mut Stream<T>,
+    write_timeout: Duration,
+) -> Result<(), Error>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut stall = WriteStall::new(write_timeout);
+    poll_fn(|cx| {
+        let before = stream.pending_write();
+        if let Poll::Ready(flushed) = stream.poll_flush_all(cx) {
+            return Poll::Ready(flushed.map_err(Error::Io));
+        }
+        stall.poll_stalled(stream.pending_write() != before, cx)
+    })
+    .await
 }
 
 /// The response body on its way out.
@@ -152,14 +202,14 @@ struct BodyOut {
 /// The deadline of a response write that makes no progress: armed when a
 /// write cannot go on, pushed back by every byte the client takes, and
 /// disarmed when the write completes.
-pub(super) struct WriteStall {
+struct WriteStall {
     timeout: Duration,
     timer: Option<Pin<Box<Sleep>>>,
     armed: bool,
 }
 
 impl WriteStall {
-    pub(super) fn new(timeout: Duration) -> WriteStall {
+    fn new(timeout: Duration) -> WriteStall {
         WriteStall {
             timeout,
             timer: None,
@@ -175,11 +225,7 @@ impl WriteStall {
 
     /// The write is pending; `moved`: some bytes went out before it
     /// stopped. Fails once nothing has moved for the timeout.
-    pub(super) fn poll_stalled<T>(
-        &mut self,
-        moved: bool,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<T, Error>> {
+    fn poll_stalled<T>(&mut self, moved: bool, cx: &mut Context<'_>) -> Poll<Result<T, Error>> {
         if moved || !self.armed {
             self.armed = true;
             let deadline = tokio::time::Instant::now() + self.timeout;
@@ -193,7 +239,7 @@ impl WriteStall {
             .as_mut()
             .is_some_and(|timer| timer.as_mut().poll(cx).is_ready());
         if expired {
-            Poll::Ready(Err(Error::TimedOut("response write")))
+            Poll::Ready(Err(Error::TimedOut(Timeout::ResponseWrite)))
         } else {
             Poll::Pending
         }

@@ -9,8 +9,11 @@ use std::cell::Cell;
 
 use http::HeaderMap;
 
-use super::read::Span;
 use crate::stream::pool;
+
+/// Where a piece of the request head lies within the head bytes: its
+/// offset and length.
+pub(super) type Span = (usize, usize);
 
 /// Where a head's fields are, by name and value, in its bytes.
 type FieldSpans = Vec<(Span, Span)>;

@@ -1,0 +1,133 @@
+//! The task of one accepted connection: its TLS handshake, the connection
+//! served, and its slot given back (or kept for an upgraded connection).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, watch};
+
+use super::addr::ConnectionInfo;
+use super::config::Config;
+use super::connection::{Connection, ConnectionEnd};
+use super::counted::Counted;
+use super::make::MakeService;
+use super::metrics::Metrics;
+use super::slots::SlotGuard;
+use super::upgrade::UpgradedGuard;
+
+/// An upgraded connection's hold on its slot, kept by a task of its own
+/// once the connection's task has ended: a few words instead of the whole
+/// HTTP connection's state.
+pub(super) struct UpgradedSlot {
+    guard: UpgradedGuard,
+    _open: OpenConnection,
+}
+
+impl UpgradedSlot {
+    /// Keeps the slot until the service drops the upgraded connection.
+    pub(super) async fn keep(mut self) {
+        self.guard.released().await;
+    }
+}
+
+/// What every connection of a server shares, and its own service.
+pub(super) struct ConnectionContext<M: MakeService> {
+    pub(super) service: M::Service,
+    pub(super) config: Arc<Config>,
+    pub(super) metrics: Arc<Metrics>,
+    pub(super) stopped: watch::Receiver<bool>,
+    /// Where an upgraded connection's hold goes, to be kept by a task of
+    /// the server's.
+    pub(super) upgraded: mpsc::UnboundedSender<UpgradedSlot>,
+    /// The TLS handshake every connection starts with, if any.
+    #[cfg(feature = "tls")]
+    pub(super) tls: Option<Arc<super::tls::Acceptor>>,
+}
+
+/// Serves one accepted connection to its end, then gives its slot back.
+///
+/// A plain function returning an `async` block, which holds what it
+/// captures once: the connection lives in the block and is served in
+/// place, where nested `async fn`s taking it by value would each hold a
+/// copy (the task of an idle connection is that much smaller).
+// Not an `async fn`, on purpose: see above.
+#[allow(clippy::manual_async_fn)]
+pub(super) fn serve_accepted<T, M>(
+    socket: T,
+    info: ConnectionInfo,
+    context: ConnectionContext<M>,
+    slot_guard: SlotGuard,
+) -> impl Future<Output = ()>
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    M: MakeService,
+{
+    async move {
+        let ConnectionContext {
+            service,
+            config,
+            metrics,
+            stopped,
+            upgraded,
+            #[cfg(feature = "tls")]
+            tls,
+        } = context;
+        metrics.record_connection_opened();
+        let slot = slot_guard.slot();
+        // Counted closed however the task ends: at its end, aborted at the
+        // shutdown deadline, or unwound by a panicking service.
+        let open = OpenConnection {
+            metrics: metrics.clone(),
+            _slot: slot_guard,
+        };
+        #[cfg(feature = "tls")]
+        let socket = match tls {
+            // The connection's slot is held through the handshake, under
+            // its own deadline. Boxed: its future, larger than a served
+            // connection's, would otherwise size every connection's task.
+            Some(tls) => match Box::pin(tls.accept(socket, &metrics)).await {
+                Some(tls) => super::tls::Transport::Tls(tls),
+                None => return,
+            },
+            None => super::tls::Transport::Plain(socket),
+        };
+        let mut conn = Connection::new(
+            Counted::new(socket, metrics.clone()),
+            service,
+            config,
+            metrics,
+            stopped,
+            slot,
+        )
+        .with_info(info)
+        .with_upgrades();
+        match conn.serve_in_place().await {
+            Ok(ConnectionEnd::Closed) => {}
+            // Upgraded: a small task of the server's keeps the slot from
+            // now on, and this one ends.
+            Ok(ConnectionEnd::Upgraded(pending)) => {
+                if let Some(guard) = conn.hand_over(pending) {
+                    if let Err(refused) = upgraded.send(UpgradedSlot { guard, _open: open }) {
+                        // The server is past its shutdown: keep it here.
+                        refused.0.keep().await;
+                    }
+                }
+            }
+            Err(e) => tracing::debug!(error = %e, "connection ended with an error"),
+        }
+    }
+}
+
+/// A served connection's slot and its place in `connections_open`, both
+/// given back when dropped.
+struct OpenConnection {
+    pub(super) metrics: Arc<Metrics>,
+    _slot: SlotGuard,
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.metrics.record_connection_closed();
+    }
+}

@@ -1,0 +1,334 @@
+//! The server's TLS settings: [`TlsConfig`] and its builder.
+
+use std::path::Path;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use rustls::crypto::CryptoProvider;
+use rustls::server::WebPkiClientVerifier;
+use rustls::{RootCertStore, ServerConfig};
+
+use super::certs::{Certificates, Pem};
+use crate::error::tls::TlsError;
+
+/// The ALPN protocol the server speaks.
+const HTTP_1_1: &[u8] = b"http/1.1";
+
+/// The server's TLS settings, shared by every connection and reloadable
+/// while they run. Clones share one configuration: a reload through any
+/// of them is seen by all.
+#[derive(Clone, Debug)]
+pub struct TlsConfig {
+    inner: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    /// The configuration new connections are accepted with.
+    current: RwLock<Arc<ServerConfig>>,
+    /// What [`TlsConfig::reload`] builds it from again (`None` for a
+    /// configuration given as a `rustls::ServerConfig`).
+    source: Option<Source>,
+    handshake_timeout: Duration,
+    max_handshakes: usize,
+}
+
+/// Everything a configuration is built from, kept to build it again.
+#[derive(Clone, Debug, Default)]
+struct Source {
+    default: Option<Pem>,
+    names: Vec<(String, Pem)>,
+    client_roots: Option<(Pem, bool)>,
+}
+
+impl Source {
+    fn build(&self) -> Result<ServerConfig, TlsError> {
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let mut certificates = Certificates::default();
+        if let Some(pem) = &self.default {
+            certificates.set_default(pem.load(&provider)?);
+        }
+        for (name, pem) in &self.names {
+            certificates.insert(name, pem.load(&provider)?);
+        }
+        if certificates.is_empty() {
+            return Err(TlsError::new("no certificate configured"));
+        }
+        let builder = ServerConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| TlsError::rustls("protocol versions", e))?;
+        let builder = match &self.client_roots {
+            None => builder.with_no_client_auth(),
+            Some((pem, required)) => {
+                let verifier = client_verifier(pem, *required, provider.clone())?;
+                builder.with_client_cert_verifier(verifier)
+            }
+        };
+        let mut config = builder.with_cert_resolver(Arc::new(certificates));
+        finish(&mut config)?;
+        Ok(config)
+    }
+}
+
+fn client_verifier(
+    pem: &Pem,
+    required: bool,
+    provider: Arc<CryptoProvider>,
+) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, TlsError> {
+    let mut roots = RootCertStore::empty();
+    for cert in super::certs::load_roots(pem)? {
+        roots
+            .add(cert)
+            .map_err(|e| TlsError::rustls("a client CA certificate", e))?;
+    }
+    let builder = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+    let builder = if required {
+        builder
+    } else {
+        builder.allow_unauthenticated()
+    };
+    builder
+        .build()
+        .map_err(|e| TlsError::new(format!("client certificate verifier: {e}")))
+}
+
+/// What every configuration gets: ALPN `http/1.1` unless it names its
+/// own protocols, and session tickets for resumed handshakes.
+fn finish(config: &mut ServerConfig) -> Result<(), TlsError> {
+    if config.alpn_protocols.is_empty() {
+        config.alpn_protocols = vec![HTTP_1_1.to_vec()];
+    }
+    config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()
+        .map_err(|e| TlsError::rustls("session tickets", e))?;
+    Ok(())
+}
+
+impl TlsConfig {
+    /// The default deadline of a TLS handshake, from the first byte the
+    /// client may send to the handshake's end.
+    pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+    /// The default number of handshakes under way at once; further
+    /// connections wait their turn (within their handshake deadline).
+    pub const DEFAULT_MAX_HANDSHAKES: usize = 256;
+
+    /// One certificate chain and its private key, from PEM files (the
+    /// chain starts with the server's certificate). [`reload`](Self::reload)
+    /// reads the files again.
+    ///
+    /// # Errors
+    ///
+    /// [`TlsError`] when a file cannot be read or parsed, or the key does
+    /// not fit the certificate.
+    pub fn from_pem_files(
+        cert: impl AsRef<Path>,
+        key: impl AsRef<Path>,
+    ) -> Result<TlsConfig, TlsError> {
+        TlsConfig::builder().certificate_files(cert, key).build()
+    }
+
+    /// One certificate chain and its private key, from PEM text.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_pem_files`](Self::from_pem_files).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::server::tls::TlsConfig;
+    ///
+    /// assert!(TlsConfig::from_pem(b"not a certificate", b"").is_err());
+    /// ```
+    pub fn from_pem(cert: &[u8], key: &[u8]) -> Result<TlsConfig, TlsError> {
+        TlsConfig::builder().certificate_pem(cert, key).build()
+    }
+
+    /// A configuration built by hand: ALPN is set to `http/1.1` when it
+    /// names no protocol. [`reload`](Self::reload) has nothing to read
+    /// again; [`replace`](Self::replace) swaps it.
+    pub fn from_rustls(mut config: ServerConfig) -> TlsConfig {
+        if config.alpn_protocols.is_empty() {
+            config.alpn_protocols = vec![HTTP_1_1.to_vec()];
+        }
+        TlsConfig::with(config, None, TlsConfigBuilder::default())
+    }
+
+    /// A builder: several certificates chosen by server name (SNI),
+    /// client certificates, the handshake's limits.
+    pub fn builder() -> TlsConfigBuilder {
+        TlsConfigBuilder::default()
+    }
+
+    fn with(config: ServerConfig, source: Option<Source>, limits: TlsConfigBuilder) -> TlsConfig {
+        TlsConfig {
+            inner: Arc::new(Shared {
+                current: RwLock::new(Arc::new(config)),
+                source,
+                handshake_timeout: limits.handshake_timeout,
+                max_handshakes: limits.max_handshakes,
+            }),
+        }
+    }
+
+    /// Builds the configuration again from its PEM files (or text), and
+    /// accepts new connections with it. Open connections keep theirs. On
+    /// an error the configuration in use stays.
+    ///
+    /// # Errors
+    ///
+    /// [`TlsError`] when a file cannot be read or parsed, a key does not
+    /// fit its certificate, or the configuration was given as a
+    /// `rustls::ServerConfig` (use [`replace`](Self::replace)).
+    pub fn reload(&self) -> Result<(), TlsError> {
+        let Some(source) = &self.inner.source else {
+            return Err(TlsError::new(
+                "a configuration given as a rustls::ServerConfig has no files to reload",
+            ));
+        };
+        self.replace(source.build()?);
+        Ok(())
+    }
+
+    /// Accepts new connections with `config` from now on (ALPN set as in
+    /// [`from_rustls`](Self::from_rustls)).
+    pub fn replace(&self, mut config: ServerConfig) {
+        if config.alpn_protocols.is_empty() {
+            config.alpn_protocols = vec![HTTP_1_1.to_vec()];
+        }
+        *self
+            .inner
+            .current
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(config);
+    }
+
+    /// The configuration new connections are accepted with.
+    pub fn current(&self) -> Arc<ServerConfig> {
+        self.inner
+            .current
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The deadline of a handshake.
+    pub fn handshake_timeout(&self) -> Duration {
+        self.inner.handshake_timeout
+    }
+
+    /// The most handshakes under way at once.
+    pub fn max_handshakes(&self) -> usize {
+        self.inner.max_handshakes
+    }
+}
+
+/// Builds a [`TlsConfig`]; see [`TlsConfig::builder`].
+#[derive(Clone, Debug)]
+pub struct TlsConfigBuilder {
+    source: Source,
+    handshake_timeout: Duration,
+    max_handshakes: usize,
+}
+
+impl Default for TlsConfigBuilder {
+    fn default() -> Self {
+        TlsConfigBuilder {
+            source: Source::default(),
+            handshake_timeout: TlsConfig::DEFAULT_HANDSHAKE_TIMEOUT,
+            max_handshakes: TlsConfig::DEFAULT_MAX_HANDSHAKES,
+        }
+    }
+}
+
+impl TlsConfigBuilder {
+    /// The certificate for clients that name no server, or a name no
+    /// other certificate is for: PEM files, read again on reload.
+    pub fn certificate_files(mut self, cert: impl AsRef<Path>, key: impl AsRef<Path>) -> Self {
+        self.source.default = Some(files(cert, key));
+        self
+    }
+
+    /// [`certificate_files`](Self::certificate_files) from PEM text.
+    pub fn certificate_pem(mut self, cert: &[u8], key: &[u8]) -> Self {
+        self.source.default = Some(text(cert, key));
+        self
+    }
+
+    /// The certificate for clients that ask for `name` (SNI); a name
+    /// `*.example.com` stands for any one label in front of
+    /// `example.com`. Names are matched without regard to case.
+    pub fn sni_files(
+        mut self,
+        name: impl Into<String>,
+        cert: impl AsRef<Path>,
+        key: impl AsRef<Path>,
+    ) -> Self {
+        self.source.names.push((name.into(), files(cert, key)));
+        self
+    }
+
+    /// [`sni_files`](Self::sni_files) from PEM text.
+    pub fn sni_pem(mut self, name: impl Into<String>, cert: &[u8], key: &[u8]) -> Self {
+        self.source.names.push((name.into(), text(cert, key)));
+        self
+    }
+
+    /// Asks clients for a certificate signed by one of the CA
+    /// certificates in the PEM file `ca`; with `required`, a client
+    /// without one fails the handshake, otherwise it is let in unnamed.
+    pub fn client_auth_file(mut self, ca: impl AsRef<Path>, required: bool) -> Self {
+        self.source.client_roots = Some((files(ca, ""), required));
+        self
+    }
+
+    /// [`client_auth_file`](Self::client_auth_file) from PEM text.
+    pub fn client_auth_pem(mut self, ca: &[u8], required: bool) -> Self {
+        self.source.client_roots = Some((text(ca, b""), required));
+        self
+    }
+
+    /// The deadline of a handshake (default
+    /// [`DEFAULT_HANDSHAKE_TIMEOUT`](TlsConfig::DEFAULT_HANDSHAKE_TIMEOUT)):
+    /// a client that has not finished it by then is disconnected.
+    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
+    /// The most handshakes under way at once (default
+    /// [`DEFAULT_MAX_HANDSHAKES`](TlsConfig::DEFAULT_MAX_HANDSHAKES), at
+    /// least 1): a flood of clients that start a handshake and stall
+    /// takes this many places, not the server's CPU or its other
+    /// connections'.
+    pub fn max_handshakes(mut self, max: usize) -> Self {
+        self.max_handshakes = max.max(1);
+        self
+    }
+
+    /// The configuration.
+    ///
+    /// # Errors
+    ///
+    /// [`TlsError`] when no certificate was given, a file cannot be read
+    /// or parsed, or a key does not fit its certificate.
+    pub fn build(self) -> Result<TlsConfig, TlsError> {
+        let config = self.source.build()?;
+        let source = Some(self.source.clone());
+        Ok(TlsConfig::with(config, source, self))
+    }
+}
+
+fn files(cert: impl AsRef<Path>, key: impl AsRef<Path>) -> Pem {
+    Pem::Files {
+        cert: cert.as_ref().to_path_buf(),
+        key: key.as_ref().to_path_buf(),
+    }
+}
+
+fn text(cert: &[u8], key: &[u8]) -> Pem {
+    Pem::Text {
+        cert: cert.to_vec(),
+        key: key.to_vec(),
+    }
+}

@@ -325,6 +325,27 @@ async fn handshakes_that_are_not_websocket_ones_are_refused() {
             405,
         ),
         ("GET /ws HTTP/1.1\r\nHost: t\r\n\r\n".to_string(), 426),
+        // RFC 6455 §4.1, as the core's `ws::check_request` says: HTTP/1.1,
+        // and no body (its bytes would be read as frames).
+        (
+            String::from_utf8(HANDSHAKE.to_vec())
+                .unwrap()
+                .replace("HTTP/1.1", "HTTP/1.0"),
+            400,
+        ),
+        (
+            String::from_utf8(HANDSHAKE.to_vec())
+                .unwrap()
+                .replace("\r\n\r\n", "\r\nContent-Length: 5\r\n\r\nhello"),
+            400,
+        ),
+        (
+            String::from_utf8(HANDSHAKE.to_vec()).unwrap().replace(
+                "\r\n\r\n",
+                "\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+            ),
+            400,
+        ),
     ];
     for (request, status) in cases {
         let mut socket = TcpStream::connect(server.addr).await.unwrap();

@@ -41,7 +41,7 @@ pub use response::{
 };
 pub mod encode;
 pub use encode::{BodyFrame, ChunkPrefix, ChunkedEncoder, Encoder, LengthEncoder};
-pub use syntax::CRLF;
+pub use syntax::{list_contains, CRLF};
 pub mod conn;
 pub mod negotiate;
 pub use conn::{BodyState, Exchange, Next, CONTINUE};

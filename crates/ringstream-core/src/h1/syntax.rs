@@ -23,6 +23,23 @@ pub(crate) fn list(value: &[u8]) -> impl Iterator<Item = &[u8]> {
     value.split(|&b| b == b',').map(trim_ows)
 }
 
+/// Whether the comma-separated list `value` (RFC 9110 §5.6.1) has the
+/// element `token`, compared case-insensitively: `Connection: keep-alive,
+/// Upgrade` lists `upgrade`.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::list_contains;
+///
+/// assert!(list_contains(b"keep-alive, Upgrade", b"upgrade"));
+/// assert!(list_contains(b" close ,", b"close"));
+/// assert!(!list_contains(b"upgraded", b"upgrade"));
+/// ```
+pub fn list_contains(value: &[u8], token: &[u8]) -> bool {
+    list(value).any(|element| element.eq_ignore_ascii_case(token))
+}
+
 /// `1*DIGIT` as a `u64`; `None` if empty, not all digits, or too large.
 pub(crate) fn parse_decimal(s: &[u8]) -> Option<u64> {
     if s.is_empty() {

@@ -7,7 +7,8 @@ use std::fmt;
 use std::future::Future;
 
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
-use ringstream_core::ws::{accept, AcceptKey, DeflateParams};
+use ringstream_core::h1::list_contains;
+use ringstream_core::ws::{accept, AcceptKey, DeflateParams, Error as CoreWsError};
 
 use super::{Config, WebSocket};
 use crate::error::Error;
@@ -407,27 +408,34 @@ impl<F> WebSocketUpgrade<F> {
     }
 }
 
-/// Checks the request's WebSocket fields; the accept key when they pass.
+/// Checks the request against the core's rules of the opening handshake
+/// (RFC 6455 §4.1): a `GET` on HTTP/1.1, without a body (the bytes after
+/// the head are the session's), whose `Connection` lists `upgrade`, then
+/// its WebSocket fields ([`accept`]); the accept key when they pass.
 fn check(
     method: &Method,
     version: http::Version,
     headers: &http::HeaderMap,
 ) -> Result<AcceptKey, UpgradeRefused> {
+    let refuse = |e: CoreWsError| UpgradeRefused::new(e.status(), e.as_str());
     if method != Method::GET {
-        return Err(UpgradeRefused::new(405, "a WebSocket handshake is a GET"));
+        return Err(refuse(CoreWsError::NotGet));
     }
     if version < http::Version::HTTP_11 {
-        return Err(UpgradeRefused::new(
-            400,
-            "a WebSocket handshake needs HTTP/1.1",
-        ));
+        return Err(refuse(CoreWsError::NotHttp11));
     }
-    let connection_upgrade = headers.get_all(header::CONNECTION).iter().any(|value| {
-        value
-            .as_bytes()
-            .split(|&b| b == b',')
-            .any(|token| token.trim_ascii().eq_ignore_ascii_case(b"upgrade"))
-    });
+    let has_body = headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get_all(header::CONTENT_LENGTH)
+            .iter()
+            .any(|length| length.as_bytes() != b"0");
+    if has_body {
+        return Err(refuse(CoreWsError::RequestBody));
+    }
+    let connection_upgrade = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .any(|value| list_contains(value.as_bytes(), b"upgrade"));
     if !connection_upgrade {
         return Err(UpgradeRefused::new(
             426,
@@ -437,7 +445,7 @@ fn check(
     let fields = headers
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_bytes()));
-    accept(fields).map_err(|e| UpgradeRefused::new(e.status(), e.as_str()))
+    accept(fields).map_err(refuse)
 }
 
 fn not_upgradable() -> UpgradeRefused {

@@ -10,7 +10,7 @@ use std::io;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
-use super::BodyPiece;
+use super::piece::BodyPiece;
 use crate::error::Error;
 use crate::wake::register;
 

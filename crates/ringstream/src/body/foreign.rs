@@ -9,8 +9,9 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::Body;
 
+use super::piece::BodyPiece;
 use super::source::DirectSource;
-use super::{BodyPiece, Incoming, Kind};
+use super::{Incoming, Kind};
 use crate::error::{BoxError, Error};
 
 /// Any `http_body::Body` as a source of [`Incoming`]. The lock makes a

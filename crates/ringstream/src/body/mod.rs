@@ -36,10 +36,12 @@ use crate::stream::Stream;
 
 mod channel;
 mod foreign;
+mod piece;
 mod scan;
 mod source;
 
 pub(crate) use channel::{BodySender, Shared};
+pub(crate) use piece::BodyPiece;
 use source::DirectSource;
 pub use source::LARGE_BODY_READ;
 pub(crate) use source::{poll_body, BodyReader};
@@ -121,12 +123,6 @@ impl Default for Incoming {
     fn default() -> Self {
         Incoming::empty()
     }
-}
-
-/// One step of body data pulled off a source.
-pub(crate) enum BodyPiece {
-    Data(Bytes),
-    End(Option<HeaderMap>),
 }
 
 impl Incoming {

@@ -9,7 +9,8 @@ use std::io;
 
 use bytes::{Bytes, BytesMut};
 
-use super::{BodyPiece, Incoming};
+use super::piece::BodyPiece;
+use super::Incoming;
 use crate::error::Error;
 
 /// How a scan for a delimiter ended.

@@ -7,7 +7,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use ringstream_core::h1::Decoder;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::BodyPiece;
+use super::piece::BodyPiece;
 use crate::error::Error;
 use crate::stream::Stream;
 

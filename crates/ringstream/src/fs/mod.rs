@@ -48,12 +48,14 @@
 // The one header syntax parsed here is the HTTP-date of the date
 // conditions, by the `httpdate` crate (a std crate, out of the no_std
 // core's reach); the core compares the seconds.
+mod answers;
 mod body;
 mod mime;
 mod path;
 mod ranges;
 mod resolve;
 mod response;
+mod selected;
 mod validators;
 mod variant;
 

@@ -3,9 +3,9 @@
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Response, StatusCode};
 
-use super::response::text;
+use super::answers::text;
+use super::selected::Selected;
 use super::validators::if_range_allows;
-use super::variant::Selected;
 use super::FileBody;
 use ringstream_core::h1::negotiate::{self, RangeRequest};
 

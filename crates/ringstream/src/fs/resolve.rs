@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use http::{Response, Uri};
 
+use super::answers::{bad_request, forbidden, io_error, not_found, redirect_to_slash};
 use super::path::{self, PathError};
-use super::response::{bad_request, forbidden, io_error, not_found, redirect_to_slash};
 use super::{FileBody, Settings};
 
 /// The regular file a request names.

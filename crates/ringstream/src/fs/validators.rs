@@ -10,7 +10,7 @@ use std::time::UNIX_EPOCH;
 
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 
-use super::variant::Selected;
+use super::selected::Selected;
 use ringstream_core::h1::negotiate;
 
 /// The strong entity-tag of a file, `"<inode>-<size>-<mtime in ns>"` in

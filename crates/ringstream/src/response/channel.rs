@@ -17,24 +17,20 @@ pub(super) use crate::wake::register;
 
 use ringstream_core::RingBuffer;
 
-use super::reader::Reader;
-use super::writer::ResponseWriter;
-
-/// Creates the two halves sharing one bounded ring of `capacity` bytes
-/// (at least 1).
-pub(super) fn channel(capacity: usize) -> (ResponseWriter, Reader) {
-    let capacity = capacity.max(1);
-    let shared = Arc::new(Shared {
-        state: Mutex::new(State {
-            ring: RingBuffer::bounded(capacity),
-            reader: None,
-            writer: None,
-            end: End::Open,
-            reader_gone: false,
-        }),
-    });
-    let writer = ResponseWriter::new(Arc::clone(&shared), capacity);
-    (writer, Reader::new(shared))
+impl Shared {
+    /// The state of a new channel: one bounded ring of `capacity` bytes
+    /// (at least 1), nobody waiting, open.
+    pub(super) fn new(capacity: usize) -> Arc<Shared> {
+        Arc::new(Shared {
+            state: Mutex::new(State {
+                ring: RingBuffer::bounded(capacity.max(1)),
+                reader: None,
+                writer: None,
+                end: End::Open,
+                reader_gone: false,
+            }),
+        })
+    }
 }
 
 /// State shared by the writer and the body.

@@ -203,7 +203,7 @@ impl ResponseStream {
     /// assert_eq!(body.size_hint().exact(), None); // chunked on HTTP/1.1
     /// ```
     pub fn streaming(capacity: usize) -> (ResponseWriter, ResponseStream) {
-        let (writer, reader) = channel::channel(capacity);
+        let (writer, reader) = channel(capacity);
         let body = ResponseStream {
             kind: Kind::Streaming(reader),
         };
@@ -498,4 +498,12 @@ macro_rules! awriteln {
     ($dst:expr, $($arg:tt)*) => {
         $crate::awrite!($dst, "{}\n", ::core::format_args!($($arg)*))
     };
+}
+
+/// The two halves of a streamed body, sharing one bounded ring of
+/// `capacity` bytes (at least 1).
+fn channel(capacity: usize) -> (ResponseWriter, reader::Reader) {
+    let shared = channel::Shared::new(capacity);
+    let writer = ResponseWriter::new(std::sync::Arc::clone(&shared), capacity.max(1));
+    (writer, reader::Reader::new(shared))
 }

@@ -89,9 +89,11 @@
 
 mod broadcast;
 mod event;
+mod policy;
 pub(crate) mod stream;
 pub(crate) mod subscription;
 
-pub use broadcast::{Broadcaster, OverflowPolicy, SubscriberStats};
+pub use broadcast::Broadcaster;
 pub use event::{last_event_id, EncodedEvent, Event, InvalidField, LAST_EVENT_ID};
+pub use policy::{OverflowPolicy, SubscriberStats};
 pub use stream::{sse_response, EventStream, DEFAULT_KEEP_ALIVE};

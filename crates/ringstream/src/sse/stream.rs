@@ -16,8 +16,9 @@ use tokio::sync::mpsc;
 use tokio::time::{Instant, Sleep};
 
 use super::event::{dropped_comment, KEEP_ALIVE_COMMENT};
-use super::subscription::Subscription;
-use super::{Event, SubscriberStats};
+use super::policy::SubscriberStats;
+use super::subscription::{Next, Subscription};
+use super::Event;
 
 /// How long an [`EventStream`] waits without sending anything before it
 /// sends a keep-alive comment: 15 seconds.
@@ -84,16 +85,6 @@ enum Source {
     Receiver(mpsc::Receiver<Event>),
     Subscription(Subscription),
     Done,
-}
-
-/// What a source yields when polled.
-pub(crate) enum Next {
-    /// An event's wire bytes.
-    Event(Bytes),
-    /// The client skipped this many events; the next event follows.
-    Dropped(u64),
-    /// The source is finished.
-    End,
 }
 
 /// The keep-alive timer of a stream.

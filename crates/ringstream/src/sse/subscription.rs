@@ -16,8 +16,18 @@ use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 
-use super::stream::Next;
-use super::{EncodedEvent, OverflowPolicy, SubscriberStats};
+use super::policy::{OverflowPolicy, SubscriberStats};
+use super::EncodedEvent;
+
+/// What a source yields when polled.
+pub(crate) enum Next {
+    /// An event's wire bytes.
+    Event(Bytes),
+    /// The client skipped this many events; the next event follows.
+    Dropped(u64),
+    /// The source is finished.
+    End,
+}
 
 /// What the clones of a broadcaster and its subscriptions share.
 pub(crate) struct Shared {

@@ -9,8 +9,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use ringstream_core::ws::{message_head, MessageKind};
 
 use super::Message;
-use crate::sse::stream::Next;
-use crate::sse::subscription::Subscription as Cursor;
+use crate::sse::subscription::{Next, Subscription as Cursor};
 use crate::sse::{self, EncodedEvent, OverflowPolicy};
 
 /// A WebSocket data frame, encoded once (head and payload in one `Bytes`)

@@ -13,8 +13,9 @@ use tokio::sync::watch;
 use tokio::time::Sleep;
 
 use super::compression::{self, Compression};
+use super::config::Config;
 use super::gather::{Gathered, Incoming};
-use super::{CloseFrame, Config, DeflateParams, Message, Utf8Bytes};
+use super::{CloseFrame, DeflateParams, Message, Utf8Bytes};
 use crate::error::{Error, Timeout};
 use crate::server::upgrade::{Io, Upgraded};
 use crate::stream::{Stream, StreamOptions};

@@ -10,7 +10,8 @@ use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use ringstream_core::h1::list_contains;
 use ringstream_core::ws::{accept, AcceptKey, DeflateParams, Error as CoreWsError};
 
-use super::{Config, WebSocket};
+use super::config::Config;
+use super::socket::WebSocket;
 use crate::error::Error;
 use crate::server::upgrade::{on_upgrade, OnUpgrade};
 

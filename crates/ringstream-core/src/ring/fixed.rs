@@ -217,11 +217,6 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
 
     /// Discards the first `n` stored bytes in O(1).
     ///
-    /// # Panics
-    ///
-    /// Panics if `n > len()`. Use [`try_consume`](Self::try_consume) to get
-    /// an error instead.
-    ///
     /// # Examples
     ///
     /// ```
@@ -232,6 +227,11 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     /// ring.consume(4);
     /// assert_eq!(ring.as_slices().0, b"/ HTTP/1.1\r\n");
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n > len()`. Use [`try_consume`](Self::try_consume) to get
+    /// an error instead.
     #[inline]
     pub fn consume(&mut self, n: usize) {
         assert!(
@@ -398,10 +398,6 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     /// Marks the first `n` bytes of [`spare_mut`](Self::spare_mut) as
     /// written, making them part of the stored bytes.
     ///
-    /// # Panics
-    ///
-    /// Panics if `n` is larger than the run `spare_mut` returns.
-    ///
     /// # Examples
     ///
     /// ```
@@ -412,6 +408,10 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     /// ring.commit(2);
     /// assert_eq!(ring.len(), 2);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n` is larger than the run `spare_mut` returns.
     #[inline]
     pub fn commit(&mut self, n: usize) {
         let (run, _) = self.span.spare(self.capacity());
@@ -450,12 +450,6 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     /// Formats `args` into the ring, so `write!(ring, ...)` works without
     /// importing `core::fmt::Write`.
     ///
-    /// # Errors
-    ///
-    /// [`fmt::Error`] for a formatted piece that does not fit; none of that
-    /// piece is stored (see the [`fmt::Write`] implementation), but the
-    /// pieces before it are.
-    ///
     /// # Examples
     ///
     /// ```
@@ -465,6 +459,12 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     /// write!(ring, "{} {}\n", "uptime", 42).unwrap();
     /// assert_eq!(ring.as_slices().0, b"uptime 42\n");
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`fmt::Error`] for a formatted piece that does not fit; none of that
+    /// piece is stored (see the [`fmt::Write`] implementation), but the
+    /// pieces before it are.
     #[inline]
     pub fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> fmt::Result {
         fmt::Write::write_fmt(self, args)

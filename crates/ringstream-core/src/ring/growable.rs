@@ -179,11 +179,6 @@ impl RingBuffer {
     /// `min(src.len(), room())` bytes. The copy is at most two `memcpy`
     /// calls.
     ///
-    /// # Panics
-    ///
-    /// Panics if an unbounded ring would need more than `usize::MAX` bytes,
-    /// like `Vec` does.
-    ///
     /// # Examples
     ///
     /// ```
@@ -196,6 +191,11 @@ impl RingBuffer {
     /// let mut bounded = RingBuffer::bounded(2);
     /// assert_eq!(bounded.write(b"hello"), 2);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if an unbounded ring would need more than `usize::MAX` bytes,
+    /// like `Vec` does.
     #[inline]
     pub fn write(&mut self, src: &[u8]) -> usize {
         if self.append_contiguous(src) {
@@ -277,11 +277,6 @@ impl RingBuffer {
 
     /// Discards the first `n` stored bytes in O(1).
     ///
-    /// # Panics
-    ///
-    /// Panics if `n > len()`. Use [`try_consume`](Self::try_consume) to get
-    /// an error instead.
-    ///
     /// # Examples
     ///
     /// ```
@@ -291,6 +286,11 @@ impl RingBuffer {
     /// ring.consume(4);
     /// assert_eq!(ring.as_slices().0, b"/ HTTP/1.1\r\n");
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n > len()`. Use [`try_consume`](Self::try_consume) to get
+    /// an error instead.
     #[inline]
     pub fn consume(&mut self, n: usize) {
         assert!(
@@ -304,10 +304,6 @@ impl RingBuffer {
     /// Discards the first `n` stored bytes, or returns an error and leaves
     /// the ring unchanged if it holds fewer than `n`.
     ///
-    /// # Errors
-    ///
-    /// Returns [`ConsumeError`] if `n > len()`.
-    ///
     /// # Examples
     ///
     /// ```
@@ -318,6 +314,10 @@ impl RingBuffer {
     /// assert!(ring.try_consume(3).is_ok());
     /// assert!(ring.is_empty());
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// Returns [`ConsumeError`] if `n > len()`.
     pub fn try_consume(&mut self, n: usize) -> Result<(), ConsumeError> {
         if n > self.span.len {
             return Err(ConsumeError::new(n, self.span.len));
@@ -354,10 +354,6 @@ impl RingBuffer {
     ///
     /// On a bounded ring this does nothing: its capacity is fixed.
     ///
-    /// # Panics
-    ///
-    /// Panics if the new capacity would exceed `usize::MAX` bytes.
-    ///
     /// # Examples
     ///
     /// ```
@@ -367,6 +363,10 @@ impl RingBuffer {
     /// ring.reserve(100);
     /// assert!(ring.room() >= 100);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if the new capacity would exceed `usize::MAX` bytes.
     pub fn reserve(&mut self, additional: usize) {
         if !self.bounded && additional > self.room() {
             self.grow(additional);
@@ -494,10 +494,6 @@ impl RingBuffer {
     /// Marks the first `n` bytes of [`spare_mut`](Self::spare_mut) as
     /// written, making them part of the stored bytes.
     ///
-    /// # Panics
-    ///
-    /// Panics if `n` is larger than the run `spare_mut` returns.
-    ///
     /// # Examples
     ///
     /// ```
@@ -508,6 +504,10 @@ impl RingBuffer {
     /// ring.commit(2);
     /// assert_eq!(ring.len(), 2);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n` is larger than the run `spare_mut` returns.
     #[inline]
     pub fn commit(&mut self, n: usize) {
         let spare = self.spare_mut().len();
@@ -581,12 +581,6 @@ impl RingBuffer {
     /// importing `core::fmt::Write` or `std::io::Write` (having both traits
     /// in scope would make the macro ambiguous).
     ///
-    /// # Errors
-    ///
-    /// A bounded ring returns [`fmt::Error`] for a formatted piece that
-    /// does not fit, and stores none of that piece (see the
-    /// [`fmt::Write`] implementation).
-    ///
     /// # Examples
     ///
     /// ```
@@ -596,6 +590,12 @@ impl RingBuffer {
     /// write!(ring, "{} {}\n", "opendtu_uptime", 42).unwrap();
     /// assert_eq!(ring.as_slices().0, b"opendtu_uptime 42\n");
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// A bounded ring returns [`fmt::Error`] for a formatted piece that
+    /// does not fit, and stores none of that piece (see the
+    /// [`fmt::Write`] implementation).
     #[inline]
     pub fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> fmt::Result {
         fmt::Write::write_fmt(self, args)
@@ -917,15 +917,15 @@ unsafe impl bytes::BufMut for RingBuffer {
 
     /// Same as [`RingBuffer::commit`].
     ///
+    /// # Panics
+    ///
+    /// Panics if `cnt` exceeds the run `chunk_mut` returns.
+    ///
     /// # Safety
     ///
     /// Any `cnt` is memory-safe here since the ring's storage is always
     /// initialised; the trait's contract asks callers to have written the
     /// first `cnt` bytes of `chunk_mut`.
-    ///
-    /// # Panics
-    ///
-    /// Panics if `cnt` exceeds the run `chunk_mut` returns.
     #[inline]
     unsafe fn advance_mut(&mut self, cnt: usize) {
         self.commit(cnt);

@@ -71,14 +71,6 @@ impl ClosePayload {
     /// Parses a received Close payload: `None` for an empty one, else the
     /// code and the reason.
     ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidClosePayload`] for a one-byte payload,
-    /// [`Error::InvalidCloseCode`] for a code that may not be on the wire,
-    /// [`Error::InvalidCloseReason`] for a reason that is not UTF-8, and
-    /// [`Error::ControlFrameTooLong`] for more than 125 bytes — in that
-    /// order, so a bad code is reported before a bad reason.
-    ///
     /// # Examples
     ///
     /// ```
@@ -89,6 +81,14 @@ impl ClosePayload {
     /// assert_eq!(ClosePayload::parse(b"\x03\xed"), Err(Error::InvalidCloseCode));
     /// assert_eq!(ClosePayload::parse(b"\x03\xe8\xff"), Err(Error::InvalidCloseReason));
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidClosePayload`] for a one-byte payload,
+    /// [`Error::InvalidCloseCode`] for a code that may not be on the wire,
+    /// [`Error::InvalidCloseReason`] for a reason that is not UTF-8, and
+    /// [`Error::ControlFrameTooLong`] for more than 125 bytes — in that
+    /// order, so a bad code is reported before a bad reason.
     pub fn parse(payload: &[u8]) -> Result<Option<(CloseCode, &str)>, Error> {
         if payload.len() > MAX_CONTROL_PAYLOAD_LEN {
             return Err(Error::ControlFrameTooLong);

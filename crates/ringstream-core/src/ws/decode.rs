@@ -623,11 +623,6 @@ impl Decoder {
 
     /// Tells the decoder the peer closed the connection.
     ///
-    /// # Errors
-    ///
-    /// [`Error::UnexpectedEof`] (close code 1006) unless the peer's Close
-    /// frame was read, or the error the decoder had already failed with.
-    ///
     /// # Examples
     ///
     /// ```
@@ -639,6 +634,11 @@ impl Decoder {
     /// assert_eq!(decoder.finish_eof(), Ok(()));
     /// # Ok::<(), Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnexpectedEof`] (close code 1006) unless the peer's Close
+    /// frame was read, or the error the decoder had already failed with.
     pub fn finish_eof(&mut self) -> Result<(), Error> {
         if let Some(e) = self.error {
             return Err(e);

@@ -234,12 +234,6 @@ impl FrameHeader {
     /// order as far as they go, so a bad first byte is reported even before
     /// the rest of the head has arrived.
     ///
-    /// # Errors
-    ///
-    /// [`Error::UnknownOpcode`], [`Error::FragmentedControlFrame`],
-    /// [`Error::ControlFrameTooLong`], [`Error::InvalidPayloadLength`].
-    /// RSV bits and the mask are reported as they are, not judged.
-    ///
     /// # Examples
     ///
     /// ```
@@ -258,6 +252,12 @@ impl FrameHeader {
     /// );
     /// # Ok::<(), Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownOpcode`], [`Error::FragmentedControlFrame`],
+    /// [`Error::ControlFrameTooLong`], [`Error::InvalidPayloadLength`].
+    /// RSV bits and the mask are reported as they are, not judged.
     pub fn parse(input: &[u8]) -> Result<Option<(FrameHeader, usize)>, Error> {
         let Some(&b0) = input.first() else {
             return Ok(None);

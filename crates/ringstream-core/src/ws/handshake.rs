@@ -115,10 +115,6 @@ pub fn accept_key(key: &[u8]) -> AcceptKey {
 /// of exactly 16 bytes (RFC 6455 §4.1, §4.2.1). Surrounding whitespace is
 /// ignored.
 ///
-/// # Errors
-///
-/// [`Error::InvalidKey`].
-///
 /// # Examples
 ///
 /// ```
@@ -130,6 +126,10 @@ pub fn accept_key(key: &[u8]) -> AcceptKey {
 /// assert_eq!(check_key(b"dGhlIHNhbXBsZSBub25jZQ=a"), Err(Error::InvalidKey));
 /// assert_eq!(check_key(b"not base64 at all!!!!!=="), Err(Error::InvalidKey));
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidKey`].
 pub fn check_key(key: &[u8]) -> Result<(), Error> {
     let key = key.trim_ascii();
     if key.len() != KEY_LEN {
@@ -146,11 +146,6 @@ pub fn check_key(key: &[u8]) -> Result<(), Error> {
 /// Checks a `Sec-WebSocket-Version` value: it must be [`VERSION`]
 /// (RFC 6455 §4.2.1). Surrounding whitespace is ignored.
 ///
-/// # Errors
-///
-/// [`Error::UnsupportedVersion`]: refuse with `426 Upgrade Required` and
-/// `Sec-WebSocket-Version: 13` (RFC 6455 §4.4).
-///
 /// # Examples
 ///
 /// ```
@@ -159,6 +154,11 @@ pub fn check_key(key: &[u8]) -> Result<(), Error> {
 /// assert_eq!(check_version(b"13"), Ok(()));
 /// assert_eq!(check_version(b"8"), Err(Error::UnsupportedVersion));
 /// ```
+///
+/// # Errors
+///
+/// [`Error::UnsupportedVersion`]: refuse with `426 Upgrade Required` and
+/// `Sec-WebSocket-Version: 13` (RFC 6455 §4.4).
 pub fn check_version(version: &[u8]) -> Result<(), Error> {
     if version.trim_ascii() == VERSION.as_bytes() {
         Ok(())
@@ -195,11 +195,6 @@ pub fn is_websocket_upgrade(upgrade: &[u8]) -> bool {
 /// `Sec-WebSocket-Version` and it is `13`; there is exactly one
 /// `Sec-WebSocket-Key` and it is the base64 of 16 bytes.
 ///
-/// # Errors
-///
-/// [`Error::NotWebSocket`], [`Error::UnsupportedVersion`] or
-/// [`Error::InvalidKey`]; [`Error::status`] is the status to refuse with.
-///
 /// # Examples
 ///
 /// ```
@@ -221,6 +216,11 @@ pub fn is_websocket_upgrade(upgrade: &[u8]) -> bool {
 /// assert_eq!(accept(old).unwrap_err().status(), 426);
 /// # Ok::<(), Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::NotWebSocket`], [`Error::UnsupportedVersion`] or
+/// [`Error::InvalidKey`]; [`Error::status`] is the status to refuse with.
 pub fn accept<'a, I>(fields: I) -> Result<AcceptKey, Error>
 where
     I: IntoIterator<Item = (&'a str, &'a [u8])>,
@@ -264,11 +264,6 @@ where
 /// without a request body ([`Error::RequestBody`]: the bytes after the head
 /// are the session's). Then [`accept`] checks the WebSocket fields.
 ///
-/// # Errors
-///
-/// The first of the errors above that applies; [`Error::status`] is the
-/// status to refuse with.
-///
 /// # Examples
 ///
 /// ```
@@ -288,6 +283,11 @@ where
 /// assert_eq!(Error::NotGet.status(), 405);
 /// # Ok::<(), ringstream_core::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// The first of the errors above that applies; [`Error::status`] is the
+/// status to refuse with.
 pub fn check_request(method: &str, exchange: &Exchange) -> Result<(), Error> {
     if method != "GET" {
         return Err(Error::NotGet);

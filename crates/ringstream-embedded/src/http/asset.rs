@@ -63,6 +63,15 @@ const FNV_PRIME: u64 = 0x0100_0000_01b3;
 /// Byte ranges (`Range`, `206`) are not served: a client asking for one
 /// gets the whole asset with `200`, as RFC 9110 §14.2 allows.
 ///
+/// # Large assets
+///
+/// The hashes are computed during constant evaluation, which rustc stops
+/// with an error (the deny-by-default lint `long_running_const_eval`)
+/// when one evaluation runs very long: past about 1 MiB of bytes in one
+/// asset, its gzip variant included (Rust 1.85 to 1.95). A firmware with larger
+/// assets can `#![allow(long_running_const_eval)]`, or give the tags
+/// itself with [`with_etags`](Self::with_etags).
+///
 /// # Examples
 ///
 /// A table of assets in a `static`, looked up by path:
@@ -107,15 +116,6 @@ const FNV_PRIME: u64 = 0x0100_0000_01b3;
 /// assert_eq!(INDEX.etag().len(), 18);
 /// assert_ne!(ASSETS[1].gzip_etag(), Some(ASSETS[1].etag()));
 /// ```
-///
-/// # Large assets
-///
-/// The hashes are computed during constant evaluation, which rustc stops
-/// with an error (the deny-by-default lint `long_running_const_eval`)
-/// when one evaluation runs very long: past about 1 MiB of bytes in one
-/// asset, its gzip variant included (Rust 1.85 to 1.95). A firmware with larger
-/// assets can `#![allow(long_running_const_eval)]`, or give the tags
-/// itself with [`with_etags`](Self::with_etags).
 #[derive(Clone, Copy)]
 pub struct Asset {
     path: &'static str,
@@ -174,11 +174,6 @@ impl Asset {
     /// asset too large to hash during constant evaluation. Call it after
     /// [`with_gzip`](Self::with_gzip), which computes the variant's tag.
     ///
-    /// # Panics
-    ///
-    /// If a tag is not 16 ASCII hexadecimal digits; in a `const`, that is
-    /// a compile error.
-    ///
     /// # Examples
     ///
     /// ```
@@ -188,6 +183,11 @@ impl Asset {
     ///     .with_etags(*b"0000000000010200", *b"0000000000010201");
     /// assert_eq!(FIRMWARE_PAGE.etag(), "\"0000000000010200\"");
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// If a tag is not 16 ASCII hexadecimal digits; in a `const`, that is
+    /// a compile error.
     pub const fn with_etags(self, identity: [u8; 16], gzip: [u8; 16]) -> Asset {
         Asset {
             etag: quoted(identity),

@@ -168,6 +168,22 @@ pub struct SliceBuf<'a> {
 impl<'a> SliceBuf<'a> {
     /// An empty writer over `buf`: writes start at `buf[0]`, and may fill
     /// all of it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 4];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"abc")?;
+    /// assert_eq!((out.len(), out.room()), (3, 1));
+    /// assert!(out.put(b"de").is_err());
+    /// assert_eq!(out.written(), b"abc");
+    /// out.clear();
+    /// assert!(out.is_empty());
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     #[inline]
     pub fn new(buf: &'a mut [u8]) -> SliceBuf<'a> {
         SliceBuf { buf, len: 0 }

@@ -37,7 +37,7 @@
 //! use ringstream_core::h1::{
 //!     BodyState, Exchange, Field, HeadParser, Next, ResponseHead,
 //! };
-//! use ringstream_core::Limits;
+//! use ringstream_core::{Limits, SliceBuf};
 //!
 //! let mut fields = [Field::EMPTY; 16];
 //! let wire = b"POST /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\
@@ -51,10 +51,11 @@
 //!
 //! // ... the body is read to its end, the service answers ...
 //! assert_eq!(exchange.continue_before_head(BodyState::Complete, 0), None);
-//! let mut out = Vec::new();
+//! let mut tx = [0u8; 128];
+//! let mut out = SliceBuf::new(&mut tx);
 //! let head = ResponseHead::new(200).date(b"Sun, 06 Nov 1994 08:49:37 GMT");
 //! let encoder = exchange.write_head(&mut out, &head, [], Some(5))?;
-//! assert!(out.ends_with(b"content-length: 5\r\n\r\n"));
+//! assert!(out.written().ends_with(b"content-length: 5\r\n\r\n"));
 //! assert!(encoder.sends_body());
 //! assert_eq!(exchange.after_response(true, 0), Next::KeepAlive);
 //! # Ok::<(), ringstream_core::Error>(())
@@ -164,6 +165,25 @@ pub struct Exchange {
 
 impl Exchange {
     /// The rules for the exchange that `head` starts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{BodyFraming, Exchange, Field, HeadParser, CONTINUE};
+    /// use ringstream_core::Limits;
+    ///
+    /// let wire = b"POST /up HTTP/1.1\r\nhost: a\r\ncontent-length: 3\r\n\
+    ///              expect: 100-continue\r\n\r\n";
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let mut exchange = Exchange::new(&head);
+    /// assert_eq!(exchange.body_framing(), BodyFraming::Length(3));
+    /// assert!(exchange.is_keep_alive());
+    /// // The client waits for `100 Continue` before it sends its body.
+    /// assert_eq!(exchange.body_wanted(), Some(CONTINUE));
+    /// assert_eq!(exchange.body_wanted(), None);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn new(head: &RequestHead<'_>) -> Exchange {
         let expect = if head.expect_continue && !head.framing.is_empty() {
@@ -413,6 +433,24 @@ impl Exchange {
     /// After the response: keep the connection, drain the rest of the
     /// request body (at most `drain_limit` bytes) first, or close.
     /// `body_complete` says whether the request body was read to its end.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser, Next};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT)
+    ///     .parse(b"GET / HTTP/1.1\r\nhost: a\r\n\r\n", &mut fields)?
+    ///     .unwrap();
+    /// let mut exchange = Exchange::new(&head);
+    /// assert_eq!(exchange.after_response(true, 0), Next::KeepAlive);
+    /// // The server is shutting down.
+    /// exchange.close();
+    /// assert_eq!(exchange.after_response(true, 0), Next::Close);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn after_response(&self, body_complete: bool, drain_limit: u64) -> Next {
         if !self.keep_alive {

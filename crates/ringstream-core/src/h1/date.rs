@@ -33,6 +33,16 @@ impl HttpDate {
     /// Formats `unix_secs` (seconds since 1970-01-01T00:00:00Z). Instants
     /// after year 9999 are shown as [`MAX_HTTP_DATE_SECS`], since the format
     /// has four year digits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::HttpDate;
+    ///
+    /// let date = HttpDate::from_unix_secs(784_111_777);
+    /// assert_eq!(date.as_str(), "Sun, 06 Nov 1994 08:49:37 GMT");
+    /// assert_eq!(HttpDate::from_unix_secs(u64::MAX).as_str(), "Fri, 31 Dec 9999 23:59:59 GMT");
+    /// ```
     pub const fn from_unix_secs(unix_secs: u64) -> HttpDate {
         const DAYS: [&[u8; 3]; 7] = [b"Sun", b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat"];
         const MONTHS: [&[u8; 3]; 12] = [
@@ -129,6 +139,17 @@ pub struct DateCache {
 
 impl DateCache {
     /// A cache holding the Unix epoch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::DateCache;
+    ///
+    /// let mut cache = DateCache::new();
+    /// assert_eq!(cache.get(), b"Thu, 01 Jan 1970 00:00:00 GMT");
+    /// assert_eq!(cache.update(784_111_777), b"Sun, 06 Nov 1994 08:49:37 GMT");
+    /// assert_eq!(cache.get(), b"Sun, 06 Nov 1994 08:49:37 GMT");
+    /// ```
     pub const fn new() -> DateCache {
         DateCache {
             secs: 0,

@@ -216,6 +216,18 @@ impl Decoder {
     /// Decodes one step over `input`; see the [module docs](self) for the
     /// feeding order.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    ///
+    /// let mut decoder = Decoder::length(5);
+    /// // The next request's bytes follow the body: they are not consumed.
+    /// let progress = decoder.decode(b"helloGET /")?;
+    /// assert_eq!((progress.consumed, progress.data, progress.finished), (5, 0..5, true));
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// A chunked body returns the framing error it found (and every later
@@ -324,6 +336,17 @@ pub struct LengthDecoder {
 
 impl LengthDecoder {
     /// A decoder expecting exactly `n` body bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::LengthDecoder;
+    ///
+    /// let decoder = LengthDecoder::new(5);
+    /// assert_eq!(decoder.remaining(), 5);
+    /// assert!(!decoder.is_finished());
+    /// assert!(LengthDecoder::new(0).is_finished());
+    /// ```
     pub const fn new(n: u64) -> LengthDecoder {
         LengthDecoder {
             remaining: n,
@@ -341,6 +364,17 @@ impl LengthDecoder {
     }
 
     /// Takes up to the remaining length from `input`; all of it is data.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::LengthDecoder;
+    ///
+    /// let mut decoder = LengthDecoder::new(3);
+    /// let progress = decoder.decode(b"abcdef")?;
+    /// assert_eq!((progress.consumed, progress.data, progress.finished), (3, 0..3, true));
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -537,6 +571,18 @@ impl State {
 
 impl ChunkedDecoder {
     /// A decoder at the start of a chunked body, bounded by `limits`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::ChunkedDecoder;
+    /// use ringstream_core::{Error, Limits};
+    ///
+    /// let limits = Limits { max_body_len: 4, ..Limits::DEFAULT };
+    /// let mut decoder = ChunkedDecoder::new(limits);
+    /// // The chunk would take the body past the limit: none of it is handed out.
+    /// assert_eq!(decoder.decode(b"5\r\nhello\r\n"), Err(Error::BodyTooLarge));
+    /// ```
     pub const fn new(limits: Limits) -> ChunkedDecoder {
         ChunkedDecoder {
             state: State::SizeStart,
@@ -558,6 +604,27 @@ impl ChunkedDecoder {
     /// Decodes one step over `input`: framing up to and including at most
     /// one run of chunk data, plus the framing that follows it up to the
     /// next chunk's data or the end of the body.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::ChunkedDecoder;
+    /// use ringstream_core::{Error, Limits};
+    ///
+    /// // A step stops after one run of data; a chunk split between reads is
+    /// // resumed from the decoder's state.
+    /// let mut decoder = ChunkedDecoder::new(Limits::DEFAULT);
+    /// let progress = decoder.decode(b"3\r\nab")?;
+    /// assert_eq!((progress.consumed, progress.data), (5, 3..5));
+    /// let progress = decoder.decode(b"c\r\n0\r\n\r\n")?;
+    /// assert_eq!((progress.data, progress.finished), (0..1, true));
+    ///
+    /// // A bare LF does not end a line, and the decoder stays failed.
+    /// let mut decoder = ChunkedDecoder::new(Limits::DEFAULT);
+    /// assert_eq!(decoder.decode(b"3\nabc"), Err(Error::BareLf));
+    /// assert_eq!(decoder.decode(b"3\r\nabc"), Err(Error::BareLf));
+    /// # Ok::<(), Error>(())
+    /// ```
     ///
     /// # Errors
     ///

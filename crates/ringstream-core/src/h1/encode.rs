@@ -43,11 +43,40 @@ pub struct LengthEncoder {
 
 impl LengthEncoder {
     /// An encoder for a body of exactly `len` bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::LengthEncoder;
+    /// use ringstream_core::Error;
+    ///
+    /// let mut encoder = LengthEncoder::new(5);
+    /// encoder.encode(3)?;
+    /// assert_eq!(encoder.remaining(), 2);
+    /// assert_eq!(encoder.finish(), Err(Error::BodyUnderflow));
+    /// encoder.encode(2)?;
+    /// encoder.finish()?;
+    /// # Ok::<(), Error>(())
+    /// ```
     pub const fn new(len: u64) -> LengthEncoder {
         LengthEncoder { remaining: len }
     }
 
     /// Accounts for `n` more body bytes about to be written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::LengthEncoder;
+    /// use ringstream_core::Error;
+    ///
+    /// let mut encoder = LengthEncoder::new(2);
+    /// encoder.encode(2)?;
+    /// // Nothing is accounted: the caller must not send that byte.
+    /// assert_eq!(encoder.encode(1), Err(Error::BodyOverflow));
+    /// assert_eq!(encoder.remaining(), 0);
+    /// # Ok::<(), Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -94,6 +123,7 @@ impl LengthEncoder {
 /// # Examples
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] { // `Vec<u8>` as the output buffer
 /// use ringstream_core::h1::encode::ChunkedEncoder;
 /// use ringstream_core::h1::CRLF;
 ///
@@ -108,6 +138,7 @@ impl LengthEncoder {
 /// }
 /// encoder.last_chunk([("x-checksum", &b"abc"[..])], &mut wire).unwrap();
 /// assert_eq!(wire, b"c\r\nhello, world\r\n0\r\nx-checksum: abc\r\n\r\n");
+/// # }
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ChunkedEncoder {
@@ -119,11 +150,38 @@ impl ChunkedEncoder {
     pub const CRLF: &'static [u8] = CRLF;
 
     /// An encoder writing chunk sizes in lowercase hex.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ChunkedEncoder;
+    /// use ringstream_core::SliceBuf;
+    ///
+    /// let mut tx = [0u8; 32];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// ChunkedEncoder::new().write_chunk(&[b'.'; 26], &mut out)?;
+    /// assert_eq!(&out.written()[..4], b"1a\r\n");
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     pub const fn new() -> ChunkedEncoder {
         ChunkedEncoder { uppercase: false }
     }
 
     /// An encoder writing chunk sizes in uppercase hex.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ChunkedEncoder;
+    /// use ringstream_core::SliceBuf;
+    ///
+    /// let mut tx = [0u8; 32];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// ChunkedEncoder::uppercase().write_chunk(&[b'.'; 26], &mut out)?;
+    /// assert_eq!(&out.written()[..4], b"1A\r\n");
+    /// assert_eq!(out.room(), 0);
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     pub const fn uppercase() -> ChunkedEncoder {
         ChunkedEncoder { uppercase: true }
     }
@@ -221,11 +279,13 @@ impl ChunkedEncoder {
     ///
     /// ```
     /// use ringstream_core::h1::encode::ChunkedEncoder;
+    /// use ringstream_core::SliceBuf;
     ///
-    /// let mut out = Vec::new();
+    /// let mut tx = [0u8; 16];
+    /// let mut out = SliceBuf::new(&mut tx);
     /// ChunkedEncoder::new().write_chunk(b"", &mut out)?;
     /// ChunkedEncoder::new().write_chunk(b"abc", &mut out)?;
-    /// assert_eq!(out, b"3\r\nabc\r\n");
+    /// assert_eq!(out.written(), b"3\r\nabc\r\n");
     /// # Ok::<(), ringstream_core::OutOfSpace>(())
     /// ```
     ///
@@ -253,6 +313,26 @@ impl ChunkedEncoder {
 
     /// Appends the end of the body: `0\r\n`, the trailer fields, and the
     /// final CRLF.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ChunkedEncoder;
+    /// use ringstream_core::{Error, SliceBuf};
+    ///
+    /// let mut tx = [0u8; 32];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// let encoder = ChunkedEncoder::new();
+    /// encoder.last_chunk([("x-sum", &b"42"[..])], &mut out)?;
+    /// assert_eq!(out.written(), b"0\r\nx-sum: 42\r\n\r\n");
+    ///
+    /// // A framing field may not be a trailer; nothing is written.
+    /// out.clear();
+    /// let framing = [("content-length", &b"1"[..])];
+    /// assert_eq!(encoder.last_chunk(framing, &mut out), Err(Error::ForbiddenTrailer));
+    /// assert!(out.is_empty());
+    /// # Ok::<(), Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -318,6 +398,7 @@ impl ChunkedEncoder {}
 /// # Examples
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] { // `Vec<u8>` as the output buffer
 /// use ringstream_core::h1::{Encoder, ResponseFraming};
 ///
 /// let mut wire = Vec::new();
@@ -332,6 +413,7 @@ impl ChunkedEncoder {}
 /// let mut encoder = Encoder::new(ResponseFraming::Length(4));
 /// encoder.encode(3)?;
 /// assert!(encoder.finish([], &mut wire).is_err()); // one byte short
+/// # }
 /// # Ok::<(), ringstream_core::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -349,6 +431,18 @@ enum EncoderKind {
 
 impl Encoder {
     /// The encoder for a body framed as `framing`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// assert!(Encoder::new(ResponseFraming::Length(5)).sends_body());
+    /// assert!(Encoder::new(ResponseFraming::CloseDelimited).is_close_delimited());
+    /// // A response to `HEAD` announces a length but sends no body.
+    /// let head = ResponseFraming::NoBody { content_length: Some(5) };
+    /// assert!(!Encoder::new(head).sends_body());
+    /// ```
     #[inline]
     pub const fn new(framing: ResponseFraming) -> Encoder {
         let kind = match framing {
@@ -376,6 +470,20 @@ impl Encoder {
     /// [`prefix`](BodyFrame::prefix), the data, then
     /// [`suffix`](BodyFrame::suffix). Empty data needs no frame at all (a
     /// zero-size chunk would end a chunked body) and gets empty pieces.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// let mut encoder = Encoder::new(ResponseFraming::Chunked);
+    /// let frame = encoder.encode(11)?;
+    /// assert_eq!(frame.prefix(), b"b\r\n");
+    /// assert_eq!(frame.suffix(), b"\r\n");
+    /// // Empty data gets empty pieces: a zero-size chunk would end the body.
+    /// assert_eq!(encoder.encode(0)?.len(), 0);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -469,6 +577,23 @@ impl Encoder {
 
     /// Ends the body: writes the last chunk and the `trailers` to `out` for
     /// a chunked body (other framings send no trailers and write nothing).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    /// use ringstream_core::{Error, SliceBuf};
+    ///
+    /// let mut tx = [0u8; 16];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// Encoder::new(ResponseFraming::Chunked).finish([], &mut out)?;
+    /// assert_eq!(out.written(), b"0\r\n\r\n");
+    ///
+    /// let mut short = Encoder::new(ResponseFraming::Length(2));
+    /// short.encode(1)?;
+    /// assert_eq!(short.finish([], &mut out), Err(Error::BodyUnderflow));
+    /// # Ok::<(), Error>(())
+    /// ```
     ///
     /// # Errors
     ///

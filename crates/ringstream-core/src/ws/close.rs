@@ -45,6 +45,18 @@ impl ClosePayload {
 
     /// A payload with `code` and `reason`.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{CloseCode, ClosePayload, Error};
+    ///
+    /// let payload = ClosePayload::new(CloseCode::NORMAL, "bye")?;
+    /// assert_eq!(payload.as_bytes(), b"\x03\xe8bye");
+    /// // 1005 only reports a missing code: it never crosses the wire.
+    /// assert!(matches!(ClosePayload::new(CloseCode::NO_STATUS, ""), Err(Error::InvalidCloseCode)));
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::InvalidCloseCode`] if `code` may not be sent

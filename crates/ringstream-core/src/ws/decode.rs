@@ -148,6 +148,20 @@ impl Decoded {
 }
 
 /// A whole message found by [`Decoder::decode_whole`].
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::ws::{Decoder, MessageKind};
+///
+/// // A masked binary frame (key 0, so the payload reads as sent).
+/// let mut wire = *b"\x82\x83\x00\x00\x00\x00abc";
+/// let whole = Decoder::server().decode_whole(&mut wire)?.expect("a whole message");
+/// assert_eq!(whole.kind, MessageKind::Binary);
+/// assert_eq!(&wire[whole.payload.clone()], b"abc");
+/// assert_eq!(whole.consumed, 9);
+/// # Ok::<(), ringstream_core::ws::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WholeMessage {
     /// Text (checked as UTF-8) or binary.
@@ -160,6 +174,19 @@ pub struct WholeMessage {
 
 /// What a decode step found. Ranges index the input of the step that
 /// returned them, and their payload bytes are already unmasked.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::ws::{Decoder, Event};
+///
+/// // An unmasked Ping, as a server sends it.
+/// let mut ping = *b"\x89\x02hi";
+/// let decoded = Decoder::client().decode(&mut ping)?;
+/// assert_eq!(decoded.event, Some(Event::Ping(2..4)));
+/// assert_eq!(decoded.consumed, 4);
+/// # Ok::<(), ringstream_core::ws::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// A data message begins: its first frame head has been read.
@@ -280,6 +307,18 @@ enum State {
 
 impl Decoder {
     /// A decoder for `role` with `limits`, RSV bits refused.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Decoder, Limits, Role};
+    ///
+    /// let limits = Limits { max_message_len: 4, ..Limits::DEFAULT };
+    /// let mut decoder = Decoder::new(Role::Client, limits);
+    /// assert_eq!(decoder.role(), Role::Client);
+    /// let mut frame = *b"\x82\x05hello";
+    /// assert!(decoder.decode(&mut frame).is_err());
+    /// ```
     pub const fn new(role: Role, limits: Limits) -> Decoder {
         Decoder {
             role,
@@ -293,12 +332,32 @@ impl Decoder {
 
     /// A server's decoder (client frames must be masked) with the default
     /// [`Limits`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Decoder, Error};
+    ///
+    /// // A client's frames must be masked (RFC 6455 §5.1).
+    /// let mut unmasked = *b"\x81\x02hi";
+    /// assert_eq!(Decoder::server().decode(&mut unmasked).unwrap_err(), Error::UnmaskedFrame);
+    /// ```
     pub const fn server() -> Decoder {
         Decoder::new(Role::Server, Limits::DEFAULT)
     }
 
     /// A client's decoder (server frames must not be masked) with the
     /// default [`Limits`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Decoder, Error};
+    ///
+    /// // A server's frames must not be masked (RFC 6455 §5.1).
+    /// let mut masked = *b"\x81\x82\x00\x00\x00\x00hi";
+    /// assert_eq!(Decoder::client().decode(&mut masked).unwrap_err(), Error::MaskedFrame);
+    /// ```
     pub const fn client() -> Decoder {
         Decoder::new(Role::Client, Limits::DEFAULT)
     }
@@ -340,6 +399,21 @@ impl Decoder {
 
     /// Decodes one step over `input`, unmasking payload in place; see the
     /// [module docs](self) for the feeding order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Decoder, Event};
+    ///
+    /// let mut decoder = Decoder::client();
+    /// let mut wire = *b"\x81\x05hello";
+    /// // Part of a head: nothing to report yet, and nothing consumed.
+    /// let decoded = decoder.decode(&mut wire[..1])?;
+    /// assert_eq!((decoded.consumed, decoded.event), (0, None));
+    /// let decoded = decoder.decode(&mut wire)?;
+    /// assert!(matches!(decoded.event, Some(Event::MessageStart { len: Some(5), .. })));
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -524,6 +598,8 @@ impl Decoder {
     /// Whether the decoder waits for the first byte of a frame, with no
     /// event left to report without more input: given no bytes,
     /// [`decode`](Self::decode) would return nothing.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use ringstream_core::ws::Decoder;

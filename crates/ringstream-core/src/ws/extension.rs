@@ -164,6 +164,16 @@ pub struct DeflateParams {
 impl DeflateParams {
     /// No parameters: both ends keep their window from one message to the
     /// next, with windows of 2^15 bytes — the element `permessage-deflate`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{DeflateParams, Role};
+    ///
+    /// let params = DeflateParams::new();
+    /// assert_eq!(params.server_window_bits(), 15);
+    /// assert!(!params.send_no_context_takeover(Role::Server));
+    /// ```
     pub const fn new() -> DeflateParams {
         DeflateParams {
             server_no_context_takeover: false,
@@ -180,6 +190,19 @@ impl DeflateParams {
     /// Names are compared without regard to ASCII case, whitespace around
     /// `;` and `=` is ignored, and a value may be a quoted string
     /// (`server_max_window_bits="10"`, RFC 6455 §9.1).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{DeflateParams, Role};
+    ///
+    /// let offer = b"permessage-deflate; client_max_window_bits; server_max_window_bits=10";
+    /// let params = DeflateParams::parse(offer)?;
+    /// assert_eq!(params.send_window_bits(Role::Server), 10);
+    /// assert_eq!(params.client_window_bits(), 15);
+    /// assert!(DeflateParams::parse(b"x-webkit-deflate-frame").is_err());
+    /// # Ok::<(), ringstream_core::ws::ParamsError>(())
+    /// ```
     ///
     /// # Errors
     ///

@@ -72,6 +72,16 @@ pub enum OpCode {
 
 impl OpCode {
     /// The opcode of a 4-bit value, or `None` for a reserved value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::OpCode;
+    ///
+    /// assert_eq!(OpCode::from_u8(0x9), Some(OpCode::Ping));
+    /// assert_eq!(OpCode::from_u8(0x3), None); // reserved
+    /// assert!(OpCode::Ping.is_control());
+    /// ```
     pub const fn from_u8(value: u8) -> Option<OpCode> {
         match value {
             0x0 => Some(OpCode::Continuation),
@@ -172,6 +182,18 @@ pub struct FrameHeader {
 impl FrameHeader {
     /// A final, unmasked frame head without RSV bits: what a server sends
     /// for a whole message or a control frame.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{FrameHeader, OpCode};
+    ///
+    /// let header = FrameHeader::new(OpCode::Binary, 300);
+    /// assert!(header.fin && header.mask.is_none());
+    /// // Two bytes, then a 16-bit length.
+    /// assert_eq!(header.encoded_len(), 4);
+    /// assert_eq!(header.encode().as_bytes(), [0x82, 126, 0x01, 0x2c]);
+    /// ```
     pub const fn new(opcode: OpCode, payload_len: u64) -> FrameHeader {
         FrameHeader {
             fin: true,
@@ -221,6 +243,15 @@ impl FrameHeader {
 
     /// The same head with RSV1 set to `rsv1`: permessage-deflate marks the
     /// first frame of a compressed message with it (RFC 7692 §6).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{FrameHeader, OpCode};
+    ///
+    /// let header = FrameHeader::new(OpCode::Text, 3).with_rsv1(true);
+    /// assert_eq!(header.encode().as_bytes(), [0xc1, 0x03]);
+    /// ```
     pub const fn with_rsv1(mut self, rsv1: bool) -> FrameHeader {
         self.rsv1 = rsv1;
         self
@@ -351,6 +382,17 @@ impl FrameHeader {
 
     /// The head as bytes on the stack, ready for a vectored write ahead of
     /// the payload.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{FrameHeader, OpCode};
+    ///
+    /// // A payload over 65,535 bytes takes a 64-bit length.
+    /// let head = FrameHeader::new(OpCode::Text, 70_000).encode();
+    /// assert_eq!(head.len(), 10);
+    /// assert_eq!(&head.as_bytes()[..2], [0x81, 127]);
+    /// ```
     pub fn encode(&self) -> FrameHead {
         debug_assert!(self.payload_len <= MAX_PAYLOAD_LEN);
         let mut buf = [0u8; MAX_HEAD_LEN];

@@ -237,6 +237,18 @@ pub struct Config {
 
 impl Config {
     /// The defaults, on `port`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use embassy_time::Duration;
+    /// use ringstream_embedded::pool::Config;
+    ///
+    /// // An echo server: no HTTP `503` for a client that finds every socket taken.
+    /// let config = Config { refusal: None, ..Config::new(7) };
+    /// assert_eq!(config.port, 7);
+    /// assert_eq!(config.grace, Duration::from_secs(5));
+    /// ```
     pub const fn new(port: u16) -> Self {
         Config {
             port,
@@ -287,6 +299,53 @@ struct Slot<'d> {
 /// See the [module documentation](self) for the design. The stack's
 /// `StackResources` must have room for the `SOCKETS` sockets, besides any
 /// other socket the application opens.
+///
+/// # Examples
+///
+/// An HTTP server on port 80: four sockets, up to three workers (so one
+/// connection can wait in the queue), each a task in firmware. A pool needs
+/// a network stack, so this is compiled but not run:
+///
+/// ```no_run
+/// use ringstream_embedded::embedded_io_async::{Read, Write};
+/// use ringstream_embedded::http::{App, Error, HttpHandler, Request, Responder, Sent};
+/// use ringstream_embedded::pool::{Config, Pool, SocketBuffers};
+///
+/// struct Hello;
+///
+/// impl App for Hello {
+///     async fn handle<IO: Read + Write>(
+///         &self,
+///         _request: &Request<'_>,
+///         responder: &mut Responder<'_, IO>,
+///     ) -> Result<Sent, Error<IO::Error>> {
+///         responder.send(200, &[], b"hello").await
+///     }
+/// }
+///
+/// static HTTP: HttpHandler<Hello> = HttpHandler::new(Hello, ringstream_embedded::Config::DEFAULT);
+///
+/// type WebPool = Pool<'static, 4>;
+///
+/// fn start(stack: embassy_net::Stack<'static>) -> &'static WebPool {
+///     // In firmware: a `StaticCell`, so the buffers live in `.bss`.
+///     let buffers = Box::leak(Box::new([const { SocketBuffers::<1024, 1024>::new() }; 4]));
+///     Box::leak(Box::new(Pool::new(stack, Config::new(80), buffers)))
+/// }
+///
+/// async fn listener_task(pool: &'static WebPool) {
+///     pool.run_listener().await
+/// }
+///
+/// async fn worker_task(pool: &'static WebPool) {
+///     pool.run_http_worker(&HTTP).await
+/// }
+///
+/// fn stop(pool: &WebPool) {
+///     pool.shut_down();
+///     assert!(pool.is_shutting_down());
+/// }
+/// ```
 pub struct Pool<'d, const SOCKETS: usize> {
     slots: [Slot<'d>; SOCKETS],
     config: Config,

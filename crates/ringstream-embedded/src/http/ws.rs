@@ -55,6 +55,71 @@ impl Default for WebSocketConfig {
 }
 
 /// What [`Responder::accept_websocket`] came to.
+///
+/// # Examples
+///
+/// A request that is no WebSocket handshake is refused, and answered:
+///
+/// ```
+/// use ringstream_embedded::embedded_io_async::{Read, Write};
+/// use ringstream_embedded::http::{
+///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+/// };
+/// use ringstream_embedded::Config;
+/// # use core::convert::Infallible;
+/// # use ringstream_embedded::embedded_io_async::ErrorType;
+/// # /// A connection that was given `input` and keeps what is written to it.
+/// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+/// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+/// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+/// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+/// # impl Read for Wire<'_> {
+/// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+/// #         let n = buf.len().min(self.input.len());
+/// #         buf[..n].copy_from_slice(&self.input[..n]);
+/// #         self.input = &self.input[n..];
+/// #         Ok(n)
+/// #     }
+/// # }
+/// # impl Write for Wire<'_> {
+/// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+/// #         let n = buf.len().min(self.output.len() - self.written);
+/// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+/// #         self.written += n;
+/// #         Ok(n)
+/// #     }
+/// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+/// # }
+/// # /// This connection never waits: poll the future to its end.
+/// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+/// #     let mut f = core::pin::pin!(f);
+/// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+/// #     loop {
+/// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+/// #     }
+/// # }
+///
+/// struct Ws;
+///
+/// impl App for Ws {
+///     async fn handle<IO: Read + Write>(
+///         &self,
+///         request: &Request<'_>,
+///         responder: &mut Responder<'_, IO>,
+///     ) -> Result<Sent, Error<IO::Error>> {
+///         match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+///             Upgrade::Accepted(ws) => Ok(ws.end()),
+///             Upgrade::Refused(sent) => Ok(sent),
+///         }
+///     }
+/// }
+///
+/// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+/// let mut io = wire(b"GET /ws HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n");
+/// let mut buffers = Buffers::<1024, 512>::new();
+/// block_on(serve_connection(&mut io, &Ws, &mut buffers, &Config::DEFAULT)).unwrap();
+/// assert!(io.sent().starts_with(b"HTTP/1.1 426 "));
+/// ```
 #[derive(Debug)]
 pub enum Upgrade<'a, IO: Read + Write> {
     /// `101 Switching Protocols` was sent: the connection is a WebSocket
@@ -68,6 +133,19 @@ pub enum Upgrade<'a, IO: Read + Write> {
 /// A piece of a data message: the whole message when it fits in the
 /// receive buffer, else consecutive pieces of it, the first with `first`
 /// and the last with `last` (a last piece may be empty).
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_embedded::http::Piece;
+/// use ringstream_embedded::ringstream_core::ws::MessageKind;
+///
+/// let whole = Piece { kind: MessageKind::Text, data: b"21.5", first: true, last: true };
+/// assert_eq!(whole.as_text(), Some("21.5"));
+/// // The first piece of a longer message is not a whole text.
+/// let part = Piece { last: false, ..whole };
+/// assert_eq!(part.as_text(), None);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Piece<'a> {
     /// Text or binary.
@@ -93,6 +171,27 @@ impl<'a> Piece<'a> {
 }
 
 /// What [`WebSocket::receive`] got.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_embedded::http::{Piece, Received};
+/// use ringstream_embedded::ringstream_core::ws::{CloseCode, MessageKind};
+///
+/// fn describe(received: Received<'_>) -> &'static str {
+///     match received {
+///         Received::Piece(Piece { last: true, .. }) => "a message ended",
+///         Received::Piece(_) => "more of the message to come",
+///         Received::Closed { code, .. } if code == CloseCode::NORMAL => "closed normally",
+///         Received::Closed { .. } => "closed",
+///     }
+/// }
+///
+/// let piece = Piece { kind: MessageKind::Binary, data: b"\x01", first: true, last: true };
+/// assert_eq!(describe(Received::Piece(piece)), "a message ended");
+/// let closed = Received::Closed { code: CloseCode::NORMAL, reason: "" };
+/// assert_eq!(describe(closed), "closed normally");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Received<'a> {
     /// A piece of a data message.
@@ -130,6 +229,97 @@ pub enum Received<'a> {
 ///
 /// Nothing is allocated and no trait object is involved: the session
 /// borrows what the [`Responder`] holds.
+///
+/// # Examples
+///
+/// An echo session: the handshake of RFC 6455 §1.3, the masked "Hello" of
+/// §5.7, then the client's Close.
+///
+/// ```
+/// use ringstream_embedded::embedded_io_async::{Read, Write};
+/// use ringstream_embedded::http::{
+///     serve_connection, App, Buffers, Error, Received, Request, Responder, Sent, Upgrade,
+///     WebSocketConfig,
+/// };
+/// use ringstream_embedded::Config;
+/// # use core::convert::Infallible;
+/// # use ringstream_embedded::embedded_io_async::ErrorType;
+/// # /// A connection that was given `input` and keeps what is written to it.
+/// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+/// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+/// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+/// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+/// # impl Read for Wire<'_> {
+/// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+/// #         let n = buf.len().min(self.input.len());
+/// #         buf[..n].copy_from_slice(&self.input[..n]);
+/// #         self.input = &self.input[n..];
+/// #         Ok(n)
+/// #     }
+/// # }
+/// # impl Write for Wire<'_> {
+/// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+/// #         let n = buf.len().min(self.output.len() - self.written);
+/// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+/// #         self.written += n;
+/// #         Ok(n)
+/// #     }
+/// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+/// # }
+/// # /// This connection never waits: poll the future to its end.
+/// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+/// #     let mut f = core::pin::pin!(f);
+/// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+/// #     loop {
+/// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+/// #     }
+/// # }
+///
+/// struct Echo;
+///
+/// impl App for Echo {
+///     async fn handle<IO: Read + Write>(
+///         &self,
+///         request: &Request<'_>,
+///         responder: &mut Responder<'_, IO>,
+///     ) -> Result<Sent, Error<IO::Error>> {
+///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+///             Upgrade::Accepted(ws) => ws,
+///             Upgrade::Refused(sent) => return Ok(sent),
+///         };
+///         let mut copy = [0u8; 64];
+///         loop {
+///             let (kind, len) = match ws.receive().await? {
+///                 // A piece borrows the session's buffer: copy it to answer.
+///                 Received::Piece(piece) if piece.data.len() <= copy.len() => {
+///                     copy[..piece.data.len()].copy_from_slice(piece.data);
+///                     (piece.kind, piece.data.len())
+///                 }
+///                 Received::Piece(_) => continue,
+///                 // Echoed already: return, and the connection closes.
+///                 Received::Closed { .. } => return Ok(ws.end()),
+///             };
+///             ws.send(kind, &copy[..len]).await?;
+///         }
+///     }
+/// }
+///
+/// let mut input = Vec::new();
+/// input.extend_from_slice(
+///     b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+///       Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+/// );
+/// input.extend_from_slice(&[0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58]);
+/// input.extend_from_slice(&[0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe8]); // Close 1000
+/// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+/// let mut io = wire(&input);
+/// let mut buffers = Buffers::<1024, 512>::new();
+/// block_on(serve_connection(&mut io, &Echo, &mut buffers, &Config::DEFAULT)).unwrap();
+/// let sent = io.sent();
+/// assert!(sent.starts_with(b"HTTP/1.1 101 Switching Protocols\r\n"));
+/// // The unmasked "Hello", then the echoed Close.
+/// assert!(sent.ends_with(b"\r\n\r\n\x81\x05Hello\x88\x02\x03\xe8"));
+/// ```
 pub struct WebSocket<'a, IO: Read + Write> {
     io: &'a mut IO,
     rx: &'a mut [u8],

@@ -540,8 +540,7 @@ impl Decoder {
     ///
     /// Returns `Ok(None)` and changes nothing for anything else (a partial
     /// frame, a fragment, a control frame, a compressed frame, no input):
-    /// [`decode`](Self::decode) then steps through it. Errors are those
-    /// `decode` would return for the same bytes, and stick the same way.
+    /// [`decode`](Self::decode) then steps through it.
     ///
     /// # Examples
     ///
@@ -557,6 +556,12 @@ impl Decoder {
     /// // The next frame is not complete yet.
     /// assert!(decoder.decode_whole(&mut wire[4..]).unwrap().is_none());
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those [`decode`](Self::decode) would return for the same bytes
+    /// ([`Error::close_code`] is the code to fail the connection with); the
+    /// decoder then stays failed.
     pub fn decode_whole(&mut self, input: &mut [u8]) -> Result<Option<WholeMessage>, Error> {
         if self.error.is_some() || self.message.is_some() || !matches!(self.state, State::Head) {
             return Ok(None);

@@ -729,6 +729,14 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     /// Sends one message, unfragmented and unmasked: head and payload in
     /// one write through the transmit buffer when they fit in it, else
     /// the head, then the payload from where it lies.
+    ///
+    /// # Errors
+    ///
+    /// As [`send_text`](Self::send_text).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`send_text`](Self::send_text).
     pub async fn send(&mut self, kind: MessageKind, data: &[u8]) -> Result<(), Error<IO::Error>> {
         if self.close_sent {
             return Err(Error::Misuse);
@@ -795,6 +803,12 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     /// # Errors
     ///
     /// An I/O error or [`Error::TimedOut`].
+    ///
+    /// # Cancel safety
+    ///
+    /// The session keeps no state of its own across the flush, so dropping
+    /// it leaves the session usable; what a flush dropped midway leaves in
+    /// the connection is up to the connection's own `flush`.
     pub async fn flush(&mut self) -> Result<(), Error<IO::Error>> {
         match with_timeout(self.io_timeout, self.io.flush()).await {
             Ok(Ok(())) => Ok(()),

@@ -242,6 +242,19 @@ impl Exchange {
 
     /// Whether the request asks to switch protocols (RFC 9110 §7.8): HTTP/1.1
     /// with `Upgrade` and `Connection: upgrade`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let wire = b"GET /chat HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n";
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// assert!(Exchange::new(&head).is_upgrade());
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub const fn is_upgrade(&self) -> bool {
         self.upgrade
@@ -254,6 +267,23 @@ impl Exchange {
     }
 
     /// The decoder for the request body (RFC 9112 §6.3).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let wire = b"POST /led HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\non";
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let body = &wire[head.head_len..];
+    /// let mut decoder = Exchange::new(&head).decoder(Limits::DEFAULT);
+    /// let progress = decoder.decode(body)?;
+    /// assert_eq!(&body[progress.data], b"on");
+    /// assert!(progress.finished);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn decoder(&self, limits: Limits) -> Decoder {
         Decoder::new(self.framing, limits)
@@ -287,6 +317,26 @@ impl Exchange {
     /// connection will close. A body dropped unread with more than
     /// `drain_limit` bytes announced also closes the connection, and the
     /// response head says so.
+    ///
+    /// # Examples
+    ///
+    /// A client waits for `100 Continue`, and the service answers without
+    /// asking for the body: the client is never invited, and the connection
+    /// closes after the response.
+    ///
+    /// ```
+    /// use ringstream_core::h1::{BodyState, Exchange, Field, HeadParser, Next};
+    /// use ringstream_core::Limits;
+    ///
+    /// let wire = b"PUT /f HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\nExpect: 100-continue\r\n\r\n";
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let mut exchange = Exchange::new(&head);
+    /// let body = BodyState::Unread { held: false, remaining: Some(9) };
+    /// assert_eq!(exchange.continue_before_head(body, 1024), None);
+    /// assert_eq!(exchange.after_response(false, 1024), Next::Close);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn continue_before_head(
         &mut self,

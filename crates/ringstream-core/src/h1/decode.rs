@@ -258,6 +258,19 @@ impl Decoder {
 
     /// Tells the decoder the peer closed the connection.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    /// use ringstream_core::Error;
+    ///
+    /// let mut decoder = Decoder::length(5);
+    /// decoder.decode(b"hel")?;
+    /// // The peer closed two bytes short.
+    /// assert_eq!(decoder.finish_eof(), Err(Error::UnexpectedEof));
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::UnexpectedEof`] if a length or chunked body is incomplete (or
@@ -286,6 +299,19 @@ impl Decoder {
 
     /// Body bytes still expected, if known: the rest of a `Content-Length`
     /// body, or the rest of the current chunk while inside chunk data.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    ///
+    /// let mut decoder = Decoder::length(5);
+    /// decoder.decode(b"hel")?;
+    /// assert_eq!(decoder.remaining_hint(), Some(2));
+    /// // A body read until the peer closes has no known length.
+    /// assert_eq!(Decoder::eof().remaining_hint(), None);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub fn remaining_hint(&self) -> Option<u64> {
         match &self.kind {
             Kind::Length(d) => Some(d.remaining()),

@@ -113,30 +113,82 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     }
 
     /// Number of stored bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// let mut ring = FixedRing::new([0u8; 8]);
+    /// assert_eq!(ring.len(), 0);
+    /// ring.write(b"abc");
+    /// assert_eq!(ring.len(), 3);
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         self.span.len
     }
 
     /// Returns `true` if the ring holds no bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// let mut ring = FixedRing::new([0u8; 8]);
+    /// assert!(ring.is_empty());
+    /// ring.write(b"a");
+    /// assert!(!ring.is_empty());
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.span.len == 0
     }
 
     /// Number of bytes the ring can hold: the length of its storage.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// assert_eq!(FixedRing::new([0u8; 8]).capacity(), 8);
+    /// let mut storage = [0u8; 16];
+    /// assert_eq!(FixedRing::new(&mut storage[..]).capacity(), 16);
+    /// ```
     #[inline]
     pub fn capacity(&self) -> usize {
         self.storage.as_ref().len()
     }
 
     /// Number of bytes that can be written now: `capacity() - len()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// let mut ring = FixedRing::new([0u8; 8]);
+    /// ring.write(b"abc");
+    /// assert_eq!(ring.room(), 5);
+    /// ```
     #[inline]
     pub fn room(&self) -> usize {
         self.capacity() - self.span.len
     }
 
     /// Returns `true` if no byte can be written: `len() == capacity()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// let mut ring = FixedRing::new([0u8; 2]);
+    /// assert_eq!(ring.write(b"abc"), 2);
+    /// assert!(ring.is_full());
+    /// ```
     #[inline]
     pub fn is_full(&self) -> bool {
         self.span.len == self.capacity()
@@ -271,6 +323,18 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     }
 
     /// Removes every stored byte.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// let mut ring = FixedRing::new([0u8; 8]);
+    /// ring.write(b"abc");
+    /// ring.clear();
+    /// assert!(ring.is_empty());
+    /// assert_eq!(ring.room(), 8);
+    /// ```
     #[inline]
     pub fn clear(&mut self) {
         self.span = Span::EMPTY;

@@ -124,23 +124,65 @@ impl RingBuffer {
     }
 
     /// Returns `true` if the capacity of this ring is fixed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// assert!(RingBuffer::bounded(64).is_bounded());
+    /// assert!(!RingBuffer::new().is_bounded());
+    /// ```
     pub fn is_bounded(&self) -> bool {
         self.bounded
     }
 
     /// Number of stored bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::new();
+    /// ring.write(b"abc");
+    /// assert_eq!(ring.len(), 3);
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         self.span.len
     }
 
     /// Returns `true` if the ring holds no bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::new();
+    /// assert!(ring.is_empty());
+    /// ring.write(b"a");
+    /// assert!(!ring.is_empty());
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.span.len == 0
     }
 
     /// Number of bytes the ring can hold without growing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::with_capacity(100);
+    /// assert!(ring.capacity() >= 100);
+    /// // An unbounded ring grows past it.
+    /// ring.write(&[0; 200]);
+    /// assert!(ring.capacity() >= 200);
+    /// ```
     #[inline]
     pub fn capacity(&self) -> usize {
         self.cap
@@ -148,6 +190,16 @@ impl RingBuffer {
 
     /// Number of bytes that can be written right now without growing:
     /// `capacity() - len()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::with_capacity(16);
+    /// ring.write(b"abc");
+    /// assert_eq!(ring.room(), ring.capacity() - 3);
+    /// ```
     #[inline]
     pub fn room(&self) -> usize {
         self.cap - self.span.len
@@ -327,6 +379,19 @@ impl RingBuffer {
     }
 
     /// Removes every stored byte. The capacity is kept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::with_capacity(16);
+    /// ring.write(b"abc");
+    /// let capacity = ring.capacity();
+    /// ring.clear();
+    /// assert!(ring.is_empty());
+    /// assert_eq!(ring.capacity(), capacity);
+    /// ```
     pub fn clear(&mut self) {
         self.span = Span::EMPTY;
     }

@@ -731,6 +731,18 @@ impl Decoder {
     }
 
     /// Whether the peer's Close frame has been read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::Decoder;
+    ///
+    /// let mut decoder = Decoder::client();
+    /// let mut close = *b"\x88\x02\x03\xe8"; // Close 1000
+    /// decoder.decode(&mut close)?;
+    /// assert!(decoder.is_closed());
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     pub const fn is_closed(&self) -> bool {
         matches!(self.state, State::Closed) && self.error.is_none()
     }
@@ -741,6 +753,20 @@ impl Decoder {
     }
 
     /// The error the decoder failed with, if it has.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::Decoder;
+    ///
+    /// let mut decoder = Decoder::client();
+    /// // An opcode no extension defines (0x3).
+    /// let mut reserved = *b"\x83\x00";
+    /// assert!(decoder.decode(&mut reserved).is_err());
+    /// assert!(decoder.error().is_some());
+    /// // The decoder stays failed.
+    /// assert_eq!(decoder.decode(&mut [0x81, 0x00]).unwrap_err(), decoder.error().unwrap());
+    /// ```
     pub const fn error(&self) -> Option<Error> {
         self.error
     }

@@ -216,31 +216,92 @@ impl Asset {
     }
 
     /// The path it is served at.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Asset;
+    ///
+    /// const INDEX: Asset = Asset::new("/", "text/html", b"<h1>hello</h1>");
+    /// assert_eq!(INDEX.path(), "/");
+    /// ```
     pub const fn path(&self) -> &'static str {
         self.path
     }
 
     /// Its `Content-Type`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Asset;
+    ///
+    /// const STYLE: Asset = Asset::new("/style.css", "text/css", b"h1 { color: teal }");
+    /// assert_eq!(STYLE.content_type(), "text/css");
+    /// ```
     pub const fn content_type(&self) -> &'static str {
         self.content_type
     }
 
     /// Its bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Asset;
+    ///
+    /// const INDEX: Asset = Asset::new("/", "text/html", b"<h1>hello</h1>");
+    /// assert_eq!(INDEX.body(), b"<h1>hello</h1>");
+    /// ```
     pub const fn body(&self) -> &'static [u8] {
         self.body
     }
 
     /// Its gzip variant, if it has one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Asset;
+    ///
+    /// // In firmware, `include_bytes!("index.html.gz")`.
+    /// const GZIP: &[u8] = b"\x1f\x8b\x08\x00";
+    /// const INDEX: Asset = Asset::new("/", "text/html", b"<h1>hello</h1>").with_gzip(GZIP);
+    /// assert_eq!(INDEX.gzip(), Some(GZIP));
+    /// assert_eq!(Asset::new("/", "text/html", b"").gzip(), None);
+    /// ```
     pub const fn gzip(&self) -> Option<&'static [u8]> {
         self.gzip
     }
 
     /// The strong entity-tag of its bytes, quotes included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::{Asset, ETAG_LEN};
+    ///
+    /// const INDEX: Asset = Asset::new("/", "text/html", b"<h1>hello</h1>");
+    /// // A strong tag: 16 hexadecimal digits in quotes.
+    /// assert_eq!(INDEX.etag().len(), ETAG_LEN);
+    /// assert!(INDEX.etag().starts_with('"') && INDEX.etag().ends_with('"'));
+    /// ```
     pub const fn etag(&self) -> &str {
         tag_str(&self.etag)
     }
 
     /// The strong entity-tag of its gzip variant, quotes included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Asset;
+    ///
+    /// const INDEX: Asset = Asset::new("/", "text/html", b"<h1>hello</h1>").with_gzip(b"\x1f\x8b");
+    /// // The gzip variant has a tag of its own.
+    /// assert_ne!(INDEX.gzip_etag(), Some(INDEX.etag()));
+    /// assert_eq!(Asset::new("/", "text/html", b"").gzip_etag(), None);
+    /// ```
     pub const fn gzip_etag(&self) -> Option<&str> {
         match self.gzip {
             Some(_) => Some(tag_str(&self.gzip_etag)),

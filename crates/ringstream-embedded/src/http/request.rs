@@ -45,6 +45,20 @@ impl<'r> Request<'r> {
     }
 
     /// The request-target exactly as sent.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ringstream_embedded::ringstream_core::{h1::{Field, HeadParser}, Limits};
+    /// use ringstream_embedded::http::Request;
+    ///
+    /// let wire = b"GET /search?q=led%20on HTTP/1.1\r\nHost: device\r\n\r\n";
+    /// # let mut fields = [Field::EMPTY; 8];
+    /// # let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let request = Request::new(head, &fields);
+    /// assert_eq!(request.target(), "/search?q=led%20on");
+    /// # Ok::<(), ringstream_embedded::ringstream_core::Error>(())
+    /// ```
     pub fn target(&self) -> &'r str {
         self.head.target
     }
@@ -54,6 +68,22 @@ impl<'r> Request<'r> {
     /// authority, as the core's
     /// [`path_and_query`](ringstream_core::h1::RequestHead::path_and_query)
     /// gives it (an empty path is `/`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ringstream_embedded::ringstream_core::{h1::{Field, HeadParser}, Limits};
+    /// use ringstream_embedded::http::Request;
+    ///
+    /// // A proxy's absolute-form target.
+    /// let wire = b"GET http://device/api/led?on=1 HTTP/1.1\r\nHost: device\r\n\r\n";
+    /// # let mut fields = [Field::EMPTY; 8];
+    /// # let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let request = Request::new(head, &fields);
+    /// assert_eq!(request.path(), "/api/led");
+    /// assert_eq!(request.query(), Some("on=1"));
+    /// # Ok::<(), ringstream_embedded::ringstream_core::Error>(())
+    /// ```
     pub fn path(&self) -> &'r str {
         let target = self.head.path_and_query();
         match target.split_once('?').map_or(target, |(path, _)| path) {
@@ -71,6 +101,21 @@ impl<'r> Request<'r> {
     }
 
     /// HTTP/1.0 or HTTP/1.1.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ringstream_embedded::ringstream_core::{h1::{Field, HeadParser}, Limits};
+    /// use ringstream_embedded::http::Request;
+    /// use ringstream_embedded::ringstream_core::h1::Version;
+    ///
+    /// let wire = b"GET / HTTP/1.0\r\n\r\n";
+    /// # let mut fields = [Field::EMPTY; 8];
+    /// # let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let request = Request::new(head, &fields);
+    /// assert_eq!(request.version(), Version::Http10);
+    /// # Ok::<(), ringstream_embedded::ringstream_core::Error>(())
+    /// ```
     pub fn version(&self) -> Version {
         self.head.version
     }
@@ -85,17 +130,62 @@ impl<'r> Request<'r> {
     }
 
     /// Every field, in the order they came.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ringstream_embedded::ringstream_core::{h1::{Field, HeadParser}, Limits};
+    /// use ringstream_embedded::http::Request;
+    ///
+    /// let wire = b"GET / HTTP/1.1\r\nHost: device\r\nAccept: */*\r\n\r\n";
+    /// # let mut fields = [Field::EMPTY; 8];
+    /// # let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let request = Request::new(head, &fields);
+    /// let names: Vec<&str> = request.fields().iter().map(|field| field.name).collect();
+    /// assert_eq!(names, ["Host", "Accept"]);
+    /// # Ok::<(), ringstream_embedded::ringstream_core::Error>(())
+    /// ```
     pub fn fields(&self) -> &'r [Field<'r>] {
         self.fields
     }
 
     /// How the request body is delimited, as the core decided it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ringstream_embedded::ringstream_core::{h1::{Field, HeadParser}, Limits};
+    /// use ringstream_embedded::http::Request;
+    /// use ringstream_embedded::ringstream_core::h1::BodyFraming;
+    ///
+    /// let wire = b"POST /log HTTP/1.1\r\nHost: device\r\nTransfer-Encoding: chunked\r\n\r\n";
+    /// # let mut fields = [Field::EMPTY; 8];
+    /// # let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let request = Request::new(head, &fields);
+    /// assert_eq!(request.body_framing(), BodyFraming::Chunked);
+    /// assert_eq!(request.content_length(), None);
+    /// # Ok::<(), ringstream_embedded::ringstream_core::Error>(())
+    /// ```
     pub fn body_framing(&self) -> BodyFraming {
         self.head.framing
     }
 
     /// The request body's length, when its framing says it
     /// (`Content-Length`, or `Some(0)` for no body); `None` for chunked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ringstream_embedded::ringstream_core::{h1::{Field, HeadParser}, Limits};
+    /// use ringstream_embedded::http::Request;
+    ///
+    /// let wire = b"POST /led HTTP/1.1\r\nHost: device\r\nContent-Length: 2\r\n\r\non";
+    /// # let mut fields = [Field::EMPTY; 8];
+    /// # let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let request = Request::new(head, &fields);
+    /// assert_eq!(request.content_length(), Some(2));
+    /// # Ok::<(), ringstream_embedded::ringstream_core::Error>(())
+    /// ```
     pub fn content_length(&self) -> Option<u64> {
         self.head.framing.length()
     }

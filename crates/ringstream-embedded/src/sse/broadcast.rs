@@ -367,6 +367,17 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
 
     /// Ends every stream once it has read what is held; later
     /// [`publish`](Self::publish) calls fail. For a shutdown.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy, PublishError};
+    ///
+    /// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// events.close();
+    /// assert!(events.is_closed());
+    /// assert_eq!(events.publish(&Event::new().data("late")), Err(PublishError::Closed));
+    /// ```
     pub fn close(&self) {
         self.ring.borrow_mut().closed = true;
         self.wake_all();
@@ -378,17 +389,58 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
     }
 
     /// Subscribers alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, OverflowPolicy};
+    ///
+    /// let events: Broadcaster<4, 256, 2> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// let a = events.subscribe(None).unwrap();
+    /// let _b = events.subscribe(None).unwrap();
+    /// assert_eq!(events.subscriber_count(), 2);
+    /// drop(a);
+    /// assert_eq!(events.subscriber_count(), 1);
+    /// ```
     pub fn subscriber_count(&self) -> usize {
         self.taken.iter().filter(|t| t.get()).count()
     }
 
     /// Events held in the ring.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy};
+    ///
+    /// // Two slots: the third event overwrites the first.
+    /// let events: Broadcaster<2, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// for n in ["1", "2", "3"] {
+    ///     events.publish(&Event::new().data(n)).unwrap();
+    /// }
+    /// assert_eq!(events.retained(), 2);
+    /// ```
     pub fn retained(&self) -> usize {
         let ring = self.ring.borrow();
         usize::try_from(ring.next - ring.oldest).unwrap_or(usize::MAX)
     }
 
     /// Events skipped by subscribers that fell behind, in total.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy, Received};
+    ///
+    /// let events: Broadcaster<2, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// let mut slow = events.subscribe(None).unwrap();
+    /// for n in ["1", "2", "3"] {
+    ///     events.publish(&Event::new().data(n)).unwrap();
+    /// }
+    /// let mut buf = [0u8; 64];
+    /// assert_eq!(slow.try_recv(&mut buf), Some(Received::Behind { skipped: 1 }));
+    /// assert_eq!(events.dropped_total(), 1);
+    /// ```
     pub fn dropped_total(&self) -> u64 {
         self.ring.borrow().dropped_total
     }

@@ -365,6 +365,20 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     ///
     /// Nothing listens until [`run_listener`](Self::run_listener) runs.
     ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::pool::{Config, Pool, SocketBuffers};
+    ///
+    /// fn start(stack: embassy_net::Stack<'static>) -> &'static Pool<'static, 4> {
+    ///     // In firmware: a `StaticCell`, so the buffers live in `.bss`.
+    ///     let buffers = Box::leak(Box::new([const { SocketBuffers::<1024, 1024>::new() }; 4]));
+    ///     Box::leak(Box::new(Pool::new(stack, Config::new(80), buffers)))
+    /// }
+    /// ```
+    ///
     /// # Panics
     ///
     /// If `config.port` is 0 (a socket cannot listen on it), or if the
@@ -410,6 +424,19 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     /// `Some`; else it resets them), finishes the refusals under way, and
     /// returns.
     ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::pool::Pool;
+    ///
+    /// // One embassy task per pool, for the pool's whole life.
+    /// async fn listener_task(pool: &'static Pool<'static, 4>) {
+    ///     pool.run_listener().await
+    /// }
+    /// ```
+    ///
     /// # Cancel safety
     ///
     /// Dropping it stops the pool from listening: the sockets already
@@ -428,6 +455,20 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     /// release, is served until it ends or until then). Each worker
     /// returns when its connection is closed. Calling it again does
     /// nothing.
+    ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::pool::Pool;
+    ///
+    /// // Called when the firmware is about to update itself, say.
+    /// fn stop(pool: &Pool<'static, 4>) {
+    ///     pool.shut_down();
+    ///     assert!(pool.is_shutting_down());
+    /// }
+    /// ```
     pub fn shut_down(&self) {
         if self.stopping.get().is_some() {
             return;
@@ -465,6 +506,36 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     /// for the HTTP server, [`run_http_worker`](Self::run_http_worker)
     /// lets an idle kept-alive connection give its slot up to a queued one.
     ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::pool::Pool;
+    /// use ringstream_embedded::Handler;
+    ///
+    /// /// Answers every connection with its own bytes.
+    /// struct Echo;
+    ///
+    /// impl Handler for Echo {
+    ///     async fn serve<IO: Read + Write>(&self, io: &mut IO) -> Result<(), IO::Error> {
+    ///         let mut buf = [0; 64];
+    ///         loop {
+    ///             match io.read(&mut buf).await? {
+    ///                 0 => return Ok(()),
+    ///                 n => io.write_all(&buf[..n]).await?,
+    ///             }
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// // Up to `SOCKETS` worker tasks, each running this.
+    /// async fn worker_task(pool: &'static Pool<'static, 4>) {
+    ///     pool.run_worker(&Echo).await
+    /// }
+    /// ```
+    ///
     /// # Cancel safety
     ///
     /// Dropping a worker while it serves leaves its slot taken: the socket
@@ -486,6 +557,36 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     ///
     /// The connection's [`Buffers`] are in this future, as with
     /// [`HttpHandler`] as a [`Handler`].
+    ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{App, Error, HttpHandler, Request, Responder, Sent};
+    /// use ringstream_embedded::pool::Pool;
+    /// use ringstream_embedded::Config;
+    ///
+    /// struct Hello;
+    ///
+    /// impl App for Hello {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         responder.send(200, &[], b"hello").await
+    ///     }
+    /// }
+    ///
+    /// static HTTP: HttpHandler<Hello> = HttpHandler::new(Hello, Config::DEFAULT);
+    ///
+    /// // Up to `SOCKETS` worker tasks, each running this.
+    /// async fn worker_task(pool: &'static Pool<'static, 4>) {
+    ///     pool.run_http_worker(&HTTP).await
+    /// }
+    /// ```
     ///
     /// # Cancel safety
     ///

@@ -511,6 +511,94 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     /// Receives the next piece of a data message, or the client's Close;
     /// Pings are answered and Pongs taken on the way.
     ///
+    /// # Examples
+    ///
+    /// The client sends the masked "Hello" of RFC 6455 §5.7, then closes:
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Received, Request, Responder, Sent, Upgrade,
+    ///     WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::ringstream_core::ws::CloseCode;
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Listen;
+    ///
+    /// impl App for Listen {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         let mut messages = 0;
+    ///         loop {
+    ///             match ws.receive().await? {
+    ///                 Received::Piece(piece) => {
+    ///                     assert_eq!(piece.as_text(), Some("Hello"));
+    ///                     messages += 1;
+    ///                 }
+    ///                 Received::Closed { code, .. } => {
+    ///                     assert_eq!((code, messages), (CloseCode::NORMAL, 1));
+    ///                     return Ok(ws.end());
+    ///                 }
+    ///             }
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// let mut input = HANDSHAKE.to_vec();
+    /// input.extend_from_slice(&[0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58]);
+    /// input.extend_from_slice(&[0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe8]); // Close 1000
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(&input);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Listen, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// // The client's Close, echoed.
+    /// assert!(io.sent().ends_with(b"\x88\x02\x03\xe8"));
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::WebSocket`] for a protocol violation (the session was
@@ -701,6 +789,77 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
 
     /// Sends a text message.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Greet;
+    ///
+    /// impl App for Greet {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         ws.send_text("hello").await?;
+    ///         ws.flush().await?;
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(HANDSHAKE);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Greet, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// // One unmasked, final text frame.
+    /// assert!(io.sent().ends_with(b"\r\n\r\n\x81\x05hello"));
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Misuse`] after the session's Close was sent; an I/O error
@@ -821,6 +980,82 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     /// `code` and `reason` (cut to 123 bytes at a character boundary),
     /// then reads, dropping any data, until the client's Close or for at
     /// most [`Config::io_timeout`](crate::Config::io_timeout).
+    ///
+    /// # Examples
+    ///
+    /// The server closes first, and the client answers:
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::ringstream_core::ws::CloseCode;
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Bye;
+    ///
+    /// impl App for Bye {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         ws.close(CloseCode::GOING_AWAY, "restart").await?;
+    ///         // The client's Close has been read.
+    ///         assert!(ws.is_closed());
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3; the client answers the Close.
+    /// let mut input = HANDSHAKE.to_vec();
+    /// input.extend_from_slice(&[0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe9]); // Close 1001
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(&input);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Bye, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().ends_with(b"\r\n\r\n\x88\x09\x03\xe9restart"));
+    /// ```
     ///
     /// # Errors
     ///

@@ -256,6 +256,17 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
     Broadcaster<SLOTS, BYTES, SUBSCRIBERS>
 {
     /// An empty broadcaster; `const`, so it can be built in place.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, OverflowPolicy};
+    ///
+    /// // 16 events, 2 KiB of event bytes, 4 subscribers: all of it inline.
+    /// let events = Broadcaster::<16, 2048, 4>::new(OverflowPolicy::DropOldest);
+    /// assert_eq!(events.policy(), OverflowPolicy::DropOldest);
+    /// assert_eq!((events.retained(), events.subscriber_count()), (0, 0));
+    /// ```
     pub const fn new(policy: OverflowPolicy) -> Self {
         Broadcaster {
             ring: RefCell::new(Ring {

@@ -247,6 +247,69 @@ impl<'r, 'c, IO: Read + Write> EventStream<'r, 'c, IO> {
 
     /// Writes one event and sends it at once.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{serve_connection, App, Buffers, Error, Request, Responder, Sent};
+    /// use ringstream_embedded::sse::{Event, EventStream};
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    ///
+    /// struct Temperature;
+    ///
+    /// impl App for Temperature {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut stream = EventStream::start(responder, &[]).await?;
+    ///         stream.send(&Event::new().data("21.5")).await?;
+    ///         stream.finish().await
+    ///     }
+    /// }
+    ///
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(b"GET /temp HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n");
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Temperature, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// // The event is one chunk of the response body.
+    /// let sent = core::str::from_utf8(io.sent()).unwrap();
+    /// assert!(sent.contains("\r\n\r\nc\r\ndata: 21.5\n\n\r\n"));
+    /// ```
+    ///
     /// # Errors
     ///
     /// Those of [`Responder::write_all`] and [`Responder::flush`].
@@ -379,6 +442,66 @@ impl<'r, 'c, IO: Read + Write> EventStream<'r, 'c, IO> {
     }
 
     /// Ends the response (the end of the chunked body).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{serve_connection, App, Buffers, Error, Request, Responder, Sent};
+    /// use ringstream_embedded::sse::EventStream;
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    ///
+    /// struct Nothing;
+    ///
+    /// impl App for Nothing {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         EventStream::start(responder, &[]).await?.finish().await
+    ///     }
+    /// }
+    ///
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(b"GET /events HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n");
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Nothing, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// // The last chunk ends the body; the client's `EventSource` reconnects.
+    /// assert!(io.sent().ends_with(b"\r\n\r\n0\r\n\r\n"));
+    /// ```
     ///
     /// # Errors
     ///

@@ -83,11 +83,30 @@ pub enum ResponseFraming {
 
 impl ResponseFraming {
     /// Whether body bytes may be sent.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ResponseFraming;
+    ///
+    /// assert!(ResponseFraming::Chunked.has_body());
+    /// // A response to `HEAD` advertises a length but sends no body.
+    /// assert!(!ResponseFraming::NoBody { content_length: Some(5) }.has_body());
+    /// ```
     pub const fn has_body(self) -> bool {
         !matches!(self, ResponseFraming::NoBody { .. })
     }
 
     /// Whether the connection must close after the response.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ResponseFraming;
+    ///
+    /// assert!(ResponseFraming::CloseDelimited.requires_close());
+    /// assert!(!ResponseFraming::Length(5).requires_close());
+    /// ```
     pub const fn requires_close(self) -> bool {
         matches!(self, ResponseFraming::CloseDelimited)
     }

@@ -70,24 +70,62 @@ impl<'a> ResponseHead<'a> {
     }
 
     /// With this reason phrase.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ResponseHead;
+    ///
+    /// assert_eq!(ResponseHead::new(200).reason, None); // "OK" is written
+    /// assert_eq!(ResponseHead::new(200).reason("Fine").reason, Some("Fine"));
+    /// ```
     pub const fn reason(mut self, reason: &'a str) -> ResponseHead<'a> {
         self.reason = Some(reason);
         self
     }
 
     /// With this `Date` value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{HttpDate, ResponseHead};
+    ///
+    /// let date = HttpDate::from_unix_secs(784_111_777);
+    /// let head = ResponseHead::new(200).date(date.as_bytes());
+    /// assert_eq!(head.date, b"Sun, 06 Nov 1994 08:49:37 GMT");
+    /// ```
     pub const fn date(mut self, date: &'a [u8]) -> ResponseHead<'a> {
         self.date = date;
         self
     }
 
     /// With this `Server` value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ResponseHead;
+    ///
+    /// assert_eq!(ResponseHead::new(200).server, None);
+    /// assert_eq!(ResponseHead::new(200).server(b"ringstream").server, Some(&b"ringstream"[..]));
+    /// ```
     pub const fn server(mut self, server: &'a [u8]) -> ResponseHead<'a> {
         self.server = Some(server);
         self
     }
 
     /// With this status-line version.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{ResponseHead, Version};
+    ///
+    /// // A client that needs `HTTP/1.0` in the status line.
+    /// let head = ResponseHead::new(200).version(Version::Http10);
+    /// assert_eq!(head.version, Version::Http10);
+    /// ```
     pub const fn version(mut self, version: Version) -> ResponseHead<'a> {
         self.version = version;
         self

@@ -748,6 +748,20 @@ impl Decoder {
     }
 
     /// Whether a data message has started and not yet ended.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::Decoder;
+    ///
+    /// let mut decoder = Decoder::client();
+    /// // The first fragment of a text message (FIN unset).
+    /// let mut wire = *b"\x01\x03Hel";
+    /// assert!(!decoder.in_message());
+    /// decoder.decode(&mut wire)?; // the message starts
+    /// assert!(decoder.in_message());
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     pub const fn in_message(&self) -> bool {
         self.message.is_some()
     }

@@ -286,6 +286,17 @@ impl DeflateParams {
 
     /// The server's LZ77 window: `server_max_window_bits`, or 15 without
     /// it (clamped to 8..=15).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::DeflateParams;
+    ///
+    /// let params = DeflateParams::parse(b"permessage-deflate; server_max_window_bits=10")?;
+    /// assert_eq!(params.server_window_bits(), 10);
+    /// assert_eq!(params.client_window_bits(), 15);
+    /// # Ok::<(), ringstream_core::ws::ParamsError>(())
+    /// ```
     pub const fn server_window_bits(&self) -> u8 {
         clamp_bits(self.server_max_window_bits)
     }
@@ -298,6 +309,20 @@ impl DeflateParams {
 
     /// Whether the end in `role` compresses each message it sends on its
     /// own, resetting its compressor after it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{DeflateParams, Role};
+    ///
+    /// let params = DeflateParams::parse(b"permessage-deflate; client_no_context_takeover")?;
+    /// // The client resets its compressor after each message...
+    /// assert!(params.send_no_context_takeover(Role::Client));
+    /// // ...so the server may reset its decompressor.
+    /// assert!(params.recv_no_context_takeover(Role::Server));
+    /// assert!(!params.send_no_context_takeover(Role::Server));
+    /// # Ok::<(), ringstream_core::ws::ParamsError>(())
+    /// ```
     pub const fn send_no_context_takeover(&self, role: Role) -> bool {
         match role {
             Role::Server => self.server_no_context_takeover,
@@ -316,6 +341,18 @@ impl DeflateParams {
     }
 
     /// The LZ77 window the end in `role` may compress with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{DeflateParams, Role};
+    ///
+    /// let params = DeflateParams::parse(b"permessage-deflate; client_max_window_bits=9")?;
+    /// assert_eq!(params.send_window_bits(Role::Client), 9);
+    /// assert_eq!(params.recv_window_bits(Role::Server), 9);
+    /// assert_eq!(params.send_window_bits(Role::Server), 15);
+    /// # Ok::<(), ringstream_core::ws::ParamsError>(())
+    /// ```
     pub const fn send_window_bits(&self, role: Role) -> u8 {
         match role {
             Role::Server => self.server_window_bits(),

@@ -95,6 +95,15 @@ impl OpCode {
     }
 
     /// The 4-bit value on the wire.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::OpCode;
+    ///
+    /// assert_eq!(OpCode::Text.as_u8(), 0x1);
+    /// assert_eq!(OpCode::from_u8(OpCode::Close.as_u8()), Some(OpCode::Close));
+    /// ```
     pub const fn as_u8(self) -> u8 {
         match self {
             OpCode::Continuation => 0x0,
@@ -109,6 +118,15 @@ impl OpCode {
     /// Whether this is a control opcode (Close, Ping, Pong): at most 125
     /// bytes of payload, never fragmented, allowed between the fragments of
     /// a data message (RFC 6455 §5.5).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::OpCode;
+    ///
+    /// assert!(OpCode::Close.is_control());
+    /// assert!(!OpCode::Continuation.is_control());
+    /// ```
     pub const fn is_control(self) -> bool {
         matches!(self, OpCode::Close | OpCode::Ping | OpCode::Pong)
     }
@@ -133,6 +151,14 @@ pub enum MessageKind {
 
 impl MessageKind {
     /// The opcode of the message's first frame.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{MessageKind, OpCode};
+    ///
+    /// assert_eq!(MessageKind::Binary.opcode(), OpCode::Binary);
+    /// ```
     pub const fn opcode(self) -> OpCode {
         match self {
             MessageKind::Text => OpCode::Text,
@@ -343,6 +369,18 @@ impl FrameHeader {
     }
 
     /// The size of the encoded head in bytes (2 to 14).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{FrameHeader, OpCode};
+    ///
+    /// assert_eq!(FrameHeader::new(OpCode::Text, 125).encoded_len(), 2);
+    /// assert_eq!(FrameHeader::new(OpCode::Text, 126).encoded_len(), 4);
+    /// // A client's frame carries a 4-byte mask key.
+    /// let masked = FrameHeader { mask: Some([1, 2, 3, 4]), ..FrameHeader::new(OpCode::Text, 70_000) };
+    /// assert_eq!(masked.encoded_len(), 14);
+    /// ```
     pub const fn encoded_len(&self) -> usize {
         let len = match self.payload_len {
             0..=125 => 2,

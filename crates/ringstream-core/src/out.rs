@@ -208,12 +208,38 @@ impl<'a> SliceBuf<'a> {
     }
 
     /// Number of bytes that can still be written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"abc")?;
+    /// assert_eq!(out.room(), out.capacity() - out.len());
+    /// assert_eq!(out.room(), 5);
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     #[inline]
     pub fn room(&self) -> usize {
         self.buf.len() - self.len
     }
 
     /// The bytes written, from the start of the slice.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"ab")?;
+    /// out.put(b"c")?;
+    /// assert_eq!(out.written(), b"abc");
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     #[inline]
     pub fn written(&self) -> &[u8] {
         &self.buf[..self.len]

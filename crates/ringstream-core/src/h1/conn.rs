@@ -229,6 +229,18 @@ impl Exchange {
     }
 
     /// The request's HTTP version.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser, Version};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(b"GET / HTTP/1.0\r\n\r\n", &mut fields)?.unwrap();
+    /// assert_eq!(Exchange::new(&head).version(), Version::Http10);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub const fn version(&self) -> Version {
         self.version
@@ -261,6 +273,19 @@ impl Exchange {
     }
 
     /// Whether the connection may still carry another request.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let wire = b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// assert!(!Exchange::new(&head).is_keep_alive());
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub const fn is_keep_alive(&self) -> bool {
         self.keep_alive
@@ -291,6 +316,22 @@ impl Exchange {
 
     /// Close the connection after this exchange (for instance because the
     /// server is shutting down).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let wire = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let mut exchange = Exchange::new(&head);
+    /// assert!(exchange.is_keep_alive());
+    /// exchange.close(); // the server is shutting down
+    /// assert!(!exchange.is_keep_alive());
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn close(&mut self) {
         self.keep_alive = false;
@@ -298,6 +339,20 @@ impl Exchange {
 
     /// The request body is about to be read for the first time: the bytes to
     /// send before reading ([`CONTINUE`] when the client waits for it), once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// // No `Expect: 100-continue`: nothing to send before reading the body.
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let wire = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n";
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// assert_eq!(Exchange::new(&head).body_wanted(), None);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn body_wanted(&mut self) -> Option<&'static [u8]> {
         if self.expect == Continue::Due {

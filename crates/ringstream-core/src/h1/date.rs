@@ -97,6 +97,16 @@ impl HttpDate {
     }
 
     /// The formatted bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{HttpDate, HTTP_DATE_LEN};
+    ///
+    /// let date = HttpDate::from_unix_secs(0);
+    /// assert_eq!(date.as_bytes().len(), HTTP_DATE_LEN);
+    /// assert_eq!(date.as_bytes(), b"Thu, 01 Jan 1970 00:00:00 GMT");
+    /// ```
     pub const fn as_bytes(&self) -> &[u8; HTTP_DATE_LEN] {
         &self.buf
     }
@@ -158,6 +168,18 @@ impl DateCache {
     }
 
     /// The date for `unix_secs`, re-formatted only when the second changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::DateCache;
+    ///
+    /// let mut cache = DateCache::new();
+    /// assert_eq!(cache.update(784_111_777), b"Sun, 06 Nov 1994 08:49:37 GMT");
+    /// // The same second: the bytes already formatted.
+    /// assert_eq!(cache.update(784_111_777), b"Sun, 06 Nov 1994 08:49:37 GMT");
+    /// assert_eq!(cache.update(784_111_778), b"Sun, 06 Nov 1994 08:49:38 GMT");
+    /// ```
     pub fn update(&mut self, unix_secs: u64) -> &[u8; HTTP_DATE_LEN] {
         if unix_secs != self.secs {
             self.secs = unix_secs;

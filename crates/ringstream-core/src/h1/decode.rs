@@ -289,6 +289,18 @@ impl Decoder {
     }
 
     /// Whether the body is complete.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    ///
+    /// let mut decoder = Decoder::length(2);
+    /// assert!(!decoder.is_finished());
+    /// decoder.decode(b"ok")?;
+    /// assert!(decoder.is_finished());
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub fn is_finished(&self) -> bool {
         match &self.kind {
             Kind::Length(d) => d.is_finished(),
@@ -420,6 +432,20 @@ impl LengthDecoder {
 
     /// The peer closed the connection.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::LengthDecoder;
+    /// use ringstream_core::Error;
+    ///
+    /// let mut decoder = LengthDecoder::new(5);
+    /// decoder.decode(b"hel")?;
+    /// assert_eq!(decoder.finish_eof(), Err(Error::UnexpectedEof));
+    /// // The decoder stays failed.
+    /// assert_eq!(decoder.decode(b"lo"), Err(Error::UnexpectedEof));
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::UnexpectedEof`] if body bytes are still missing.
@@ -440,6 +466,17 @@ impl LengthDecoder {
     }
 
     /// Body bytes still expected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::LengthDecoder;
+    ///
+    /// let mut decoder = LengthDecoder::new(5);
+    /// decoder.decode(b"hel")?;
+    /// assert_eq!(decoder.remaining(), 2);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub const fn remaining(&self) -> u64 {
         self.remaining
     }
@@ -730,6 +767,19 @@ impl ChunkedDecoder {
 
     /// The peer closed the connection.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::ChunkedDecoder;
+    /// use ringstream_core::{Error, Limits};
+    ///
+    /// let mut decoder = ChunkedDecoder::new(Limits::DEFAULT);
+    /// decoder.decode(b"3\r\nabc\r\n")?;
+    /// // The peer closed before the last chunk.
+    /// assert_eq!(decoder.finish_eof(), Err(Error::UnexpectedEof));
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::UnexpectedEof`] unless the body is complete, or the error
@@ -752,6 +802,19 @@ impl ChunkedDecoder {
 
     /// The data bytes left in the current chunk while inside chunk data,
     /// zero once finished, otherwise unknown.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::ChunkedDecoder;
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut decoder = ChunkedDecoder::new(Limits::DEFAULT);
+    /// assert_eq!(decoder.remaining_hint(), None); // the size line is still to come
+    /// decoder.decode(b"5\r\nhe")?;
+    /// assert_eq!(decoder.remaining_hint(), Some(3));
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub fn remaining_hint(&self) -> Option<u64> {
         match self.state {
             State::Data => Some(self.size),
@@ -764,6 +827,19 @@ impl ChunkedDecoder {
     /// arrival order, values trimmed of surrounding whitespace.
     ///
     /// Without `alloc` trailer fields are checked, then dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::ChunkedDecoder;
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut decoder = ChunkedDecoder::new(Limits::DEFAULT);
+    /// decoder.decode(b"0\r\nx-sum: 42\r\n\r\n")?;
+    /// assert!(decoder.is_finished());
+    /// assert_eq!(decoder.trailers().next(), Some(("x-sum", &b"42"[..])));
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[cfg(feature = "alloc")]
     #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
     pub fn trailers(&self) -> Trailers<'_> {

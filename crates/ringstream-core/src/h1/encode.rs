@@ -91,6 +91,20 @@ impl LengthEncoder {
 
     /// Checks the whole body was written.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::LengthEncoder;
+    /// use ringstream_core::Error;
+    ///
+    /// let mut encoder = LengthEncoder::new(3);
+    /// encoder.encode(2)?;
+    /// assert_eq!(encoder.finish(), Err(Error::BodyUnderflow));
+    /// encoder.encode(1)?;
+    /// assert_eq!(encoder.finish(), Ok(()));
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::BodyUnderflow`] if bytes are still missing.
@@ -455,12 +469,31 @@ impl Encoder {
     }
 
     /// Whether body bytes are sent at all (not for `HEAD`, `204`, `304`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// assert!(Encoder::new(ResponseFraming::Chunked).sends_body());
+    /// let not_modified = ResponseFraming::NoBody { content_length: None };
+    /// assert!(!Encoder::new(not_modified).sends_body());
+    /// ```
     #[inline]
     pub const fn sends_body(&self) -> bool {
         !matches!(self.kind, EncoderKind::NoBody)
     }
 
     /// Whether the body ends by closing the connection.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// assert!(Encoder::new(ResponseFraming::CloseDelimited).is_close_delimited());
+    /// assert!(!Encoder::new(ResponseFraming::Chunked).is_close_delimited());
+    /// ```
     #[inline]
     pub const fn is_close_delimited(&self) -> bool {
         matches!(self.kind, EncoderKind::CloseDelimited)
@@ -635,6 +668,19 @@ pub struct BodyFrame {
 
 impl BodyFrame {
     /// The bytes to send before the data (a chunk-size line, or nothing).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// let frame = Encoder::new(ResponseFraming::Chunked).encode(300)?;
+    /// assert_eq!(frame.prefix(), b"12c\r\n");
+    /// // A `Content-Length` body needs no framing.
+    /// let frame = Encoder::new(ResponseFraming::Length(300)).encode(300)?;
+    /// assert_eq!((frame.prefix(), frame.suffix()), (&b""[..], &b""[..]));
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn prefix(&self) -> &[u8] {
         self.prefix.as_ref().map_or(&[][..], ChunkPrefix::as_bytes)
@@ -647,6 +693,17 @@ impl BodyFrame {
     }
 
     /// The framing bytes in all, prefix and suffix.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// // `5\r\n` before the data, `\r\n` after it.
+    /// let frame = Encoder::new(ResponseFraming::Chunked).encode(5)?;
+    /// assert_eq!(frame.len(), 5);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     #[inline]
     pub fn len(&self) -> usize {
@@ -673,6 +730,18 @@ pub struct ChunkPrefix {
 
 impl ChunkPrefix {
     /// The bytes of the size line.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ChunkedEncoder;
+    ///
+    /// let prefix = ChunkedEncoder::new().chunk_prefix(4096).expect("not empty");
+    /// assert_eq!(prefix.as_bytes(), b"1000\r\n");
+    /// assert_eq!(prefix.len(), 6);
+    /// // Empty data has no chunk: a zero-size one would end the body.
+    /// assert!(ChunkedEncoder::new().chunk_prefix(0).is_none());
+    /// ```
     pub fn as_bytes(&self) -> &[u8] {
         self.buf.get(..usize::from(self.len)).unwrap_or(&[])
     }

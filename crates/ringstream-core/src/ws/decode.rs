@@ -388,11 +388,30 @@ impl Decoder {
     }
 
     /// The role the decoder reads for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Decoder, Role};
+    ///
+    /// assert_eq!(Decoder::server().role(), Role::Server);
+    /// assert_eq!(Decoder::client().role(), Role::Client);
+    /// ```
     pub const fn role(&self) -> Role {
         self.role
     }
 
     /// The limits the decoder enforces.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Decoder, Limits, Role};
+    ///
+    /// let limits = Limits { max_message_len: 1 << 16, ..Limits::DEFAULT };
+    /// assert_eq!(Decoder::new(Role::Server, limits).limits(), limits);
+    /// assert_eq!(Decoder::server().limits(), Limits::DEFAULT);
+    /// ```
     pub const fn limits(&self) -> Limits {
         self.limits
     }

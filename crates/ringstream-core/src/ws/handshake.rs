@@ -51,6 +51,16 @@ pub struct AcceptKey([u8; 28]);
 
 impl AcceptKey {
     /// The value as text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::accept_key;
+    ///
+    /// // The example of RFC 6455 §1.3.
+    /// let key = accept_key(b"dGhlIHNhbXBsZSBub25jZQ==");
+    /// assert_eq!(key.as_str(), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+    /// ```
     pub fn as_str(&self) -> &str {
         // Base64 output is ASCII.
         core::str::from_utf8(&self.0).unwrap_or_default()

@@ -153,6 +153,19 @@ impl Utf8Validator {
     }
 
     /// Whether the text so far ends on a code point boundary.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::Utf8Validator;
+    ///
+    /// let mut utf8 = Utf8Validator::new();
+    /// utf8.feed("€".as_bytes())?;
+    /// assert!(utf8.is_complete());
+    /// utf8.feed(&[0xe2])?; // the first byte of another "€"
+    /// assert!(!utf8.is_complete());
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     pub const fn is_complete(&self) -> bool {
         self.len == 0
     }

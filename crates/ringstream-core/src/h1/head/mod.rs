@@ -329,6 +329,16 @@ impl HeadParser {
     }
 
     /// The limits this parser enforces.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::HeadParser;
+    /// use ringstream_core::Limits;
+    ///
+    /// let limits = Limits { max_fields: 16, ..Limits::DEFAULT };
+    /// assert_eq!(HeadParser::new(limits).limits().max_fields, 16);
+    /// ```
     pub const fn limits(&self) -> &Limits {
         &self.limits
     }

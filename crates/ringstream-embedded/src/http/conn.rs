@@ -269,6 +269,19 @@ impl Release {
     /// requests (or while it waits for its first request with nothing
     /// received), at once if it waits now. A request in progress, and any
     /// request already received behind it, is served first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Release;
+    ///
+    /// let release = Release::new();
+    /// release.request();
+    /// assert!(release.is_requested());
+    /// // Asking twice is asking once.
+    /// release.request();
+    /// assert!(release.is_requested());
+    /// ```
     pub fn request(&self) {
         self.requested.set(true);
         if let Some(waker) = self.connection.take() {
@@ -278,6 +291,17 @@ impl Release {
 
     /// Whether [`request`](Self::request) was called since the last
     /// [`reset`](Self::reset).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Release;
+    ///
+    /// let release = Release::new();
+    /// assert!(!release.is_requested());
+    /// release.request();
+    /// assert!(release.is_requested());
+    /// ```
     pub fn is_requested(&self) -> bool {
         self.requested.get()
     }
@@ -285,11 +309,31 @@ impl Release {
     /// Since when the connection has waited, kept alive and idle, for its
     /// next request; `None` while it reads or answers one (and before its
     /// first request).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Release;
+    ///
+    /// // A connection that has not yet served a request is not idle.
+    /// assert_eq!(Release::new().idle_since(), None);
+    /// ```
     pub fn idle_since(&self) -> Option<Instant> {
         self.idle_since.get()
     }
 
     /// Wakes `waker` the next time the connection starts to wait idle.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Release;
+    ///
+    /// let release = Release::new();
+    /// // The lender's task, woken when the connection starts to wait idle.
+    /// release.watch(std::task::Waker::noop());
+    /// assert_eq!(release.idle_since(), None);
+    /// ```
     pub fn watch(&self, waker: &Waker) {
         match self.lender.take() {
             Some(w) if w.will_wake(waker) => self.lender.set(Some(w)),
@@ -299,6 +343,18 @@ impl Release {
 
     /// Makes the release ready for another connection: not requested, not
     /// idle, no waker.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Release;
+    ///
+    /// let release = Release::new();
+    /// release.request();
+    /// release.reset();
+    /// assert!(!release.is_requested());
+    /// assert_eq!(release.idle_since(), None);
+    /// ```
     pub fn reset(&self) {
         self.requested.set(false);
         self.idle_since.set(None);

@@ -40,6 +40,20 @@ impl<'r> Request<'r> {
     }
 
     /// The method, case-sensitive (`GET`, `POST`, ...).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ringstream_embedded::ringstream_core::{h1::{Field, HeadParser}, Limits};
+    /// use ringstream_embedded::http::Request;
+    ///
+    /// let wire = b"DELETE /log HTTP/1.1\r\nHost: device\r\n\r\n";
+    /// # let mut fields = [Field::EMPTY; 8];
+    /// # let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let request = Request::new(head, &fields);
+    /// assert_eq!(request.method(), "DELETE");
+    /// # Ok::<(), ringstream_embedded::ringstream_core::Error>(())
+    /// ```
     pub fn method(&self) -> &'r str {
         self.head.method
     }
@@ -93,6 +107,20 @@ impl<'r> Request<'r> {
     }
 
     /// The query: the target after the first `?`, if there is one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ringstream_embedded::ringstream_core::{h1::{Field, HeadParser}, Limits};
+    /// use ringstream_embedded::http::Request;
+    ///
+    /// let wire = b"GET /api/led?on=1&dim=50 HTTP/1.1\r\nHost: device\r\n\r\n";
+    /// # let mut fields = [Field::EMPTY; 8];
+    /// # let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let request = Request::new(head, &fields);
+    /// assert_eq!(request.query(), Some("on=1&dim=50"));
+    /// # Ok::<(), ringstream_embedded::ringstream_core::Error>(())
+    /// ```
     pub fn query(&self) -> Option<&'r str> {
         self.head
             .path_and_query()
@@ -122,6 +150,21 @@ impl<'r> Request<'r> {
 
     /// The value of the first field called `name` (compared
     /// case-insensitively).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ringstream_embedded::ringstream_core::{h1::{Field, HeadParser}, Limits};
+    /// use ringstream_embedded::http::Request;
+    ///
+    /// let wire = b"GET / HTTP/1.1\r\nHost: device\r\nX-Token: abc\r\n\r\n";
+    /// # let mut fields = [Field::EMPTY; 8];
+    /// # let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let request = Request::new(head, &fields);
+    /// assert_eq!(request.field("x-token"), Some(&b"abc"[..]));
+    /// assert_eq!(request.field("cookie"), None);
+    /// # Ok::<(), ringstream_embedded::ringstream_core::Error>(())
+    /// ```
     pub fn field(&self, name: &str) -> Option<&'r [u8]> {
         self.fields
             .iter()
@@ -191,6 +234,22 @@ impl<'r> Request<'r> {
     }
 
     /// The parsed head, as the core returned it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ringstream_embedded::ringstream_core::{h1::{Field, HeadParser}, Limits};
+    /// use ringstream_embedded::http::Request;
+    ///
+    /// let wire = b"GET / HTTP/1.1\r\nHost: device\r\n\r\n";
+    /// # let mut fields = [Field::EMPTY; 8];
+    /// # let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let request = Request::new(head, &fields);
+    /// // What the core decided, beyond what `Request` exposes.
+    /// assert!(request.head().keep_alive);
+    /// assert_eq!(request.head().head_len, wire.len());
+    /// # Ok::<(), ringstream_embedded::ringstream_core::Error>(())
+    /// ```
     pub fn head(&self) -> &RequestHead<'r> {
         &self.head
     }

@@ -874,6 +874,76 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
 
     /// Sends a binary message.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Reading;
+    ///
+    /// impl App for Reading {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         ws.send_binary(&215u16.to_be_bytes()).await?; // 21.5 °C, in tenths
+    ///         ws.flush().await?;
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(HANDSHAKE);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Reading, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().ends_with(b"\r\n\r\n\x82\x02\x00\xd7"));
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`send_text`](Self::send_text).

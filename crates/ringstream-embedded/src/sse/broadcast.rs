@@ -289,6 +289,15 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
     }
 
     /// The policy for subscribers that fall behind.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, OverflowPolicy};
+    ///
+    /// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::Close);
+    /// assert_eq!(events.policy(), OverflowPolicy::Close);
+    /// ```
     pub fn policy(&self) -> OverflowPolicy {
         self.policy
     }
@@ -395,6 +404,17 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
     }
 
     /// Whether [`close`](Self::close) was called.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, OverflowPolicy};
+    ///
+    /// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// assert!(!events.is_closed());
+    /// events.close();
+    /// assert!(events.is_closed());
+    /// ```
     pub fn is_closed(&self) -> bool {
         self.ring.borrow().closed
     }
@@ -481,6 +501,16 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
     Subscriber<'_, SLOTS, BYTES, SUBSCRIBERS>
 {
     /// The broadcaster's policy for a subscriber that falls behind.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, OverflowPolicy};
+    ///
+    /// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::Close);
+    /// let subscriber = events.subscribe(None).unwrap();
+    /// assert_eq!(subscriber.policy(), OverflowPolicy::Close);
+    /// ```
     pub fn policy(&self) -> OverflowPolicy {
         self.broadcaster.policy
     }
@@ -526,6 +556,28 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
     }
 
     /// Waits until [`try_recv`](Self::try_recv) has something to say.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy, Received};
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    ///
+    /// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// let mut subscriber = events.subscribe(None).unwrap();
+    /// events.publish(&Event::new().data("on")).unwrap();
+    /// // Something is held: `ready` returns at once (`block_on` polls it), and
+    /// // the event is still there to read.
+    /// block_on(subscriber.ready());
+    /// let mut buf = [0u8; 64];
+    /// assert_eq!(subscriber.try_recv(&mut buf), Some(Received::Event(10)));
+    /// ```
     ///
     /// # Cancel safety
     ///

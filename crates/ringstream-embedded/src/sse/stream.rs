@@ -239,6 +239,38 @@ impl<'r, 'c, IO: Read + Write> EventStream<'r, 'c, IO> {
     /// Sets the idle interval after which [`forward`](Self::forward) sends
     /// a keep-alive comment (`: keep-alive`), so that proxies and the
     /// client's own timeouts keep the stream open.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use embassy_time::Duration;
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{App, Error, Request, Responder, Sent};
+    /// use ringstream_embedded::sse::{Broadcaster, EventStream, OverflowPolicy};
+    ///
+    /// struct Feed(Broadcaster<16, 2048, 4>);
+    ///
+    /// impl App for Feed {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let Some(mut subscriber) = self.0.subscribe(None) else {
+    ///             return responder.send(503, &[], b"").await;
+    ///         };
+    ///         // A proxy that drops a stream after 10 s of silence.
+    ///         let mut stream = EventStream::start(responder, &[])
+    ///             .await?
+    ///             .with_keep_alive(Duration::from_secs(5));
+    ///         let mut scratch = [0u8; 256];
+    ///         stream.forward(&mut subscriber, &mut scratch).await?;
+    ///         stream.finish().await
+    ///     }
+    /// }
+    ///
+    /// let _feed = Feed(Broadcaster::new(OverflowPolicy::DropOldest));
+    /// ```
     #[must_use]
     pub fn with_keep_alive(mut self, interval: Duration) -> Self {
         self.keep_alive = interval;

@@ -190,18 +190,52 @@ impl<'a> SliceBuf<'a> {
     }
 
     /// Number of bytes written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"abc")?;
+    /// assert_eq!(out.len(), 3);
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Returns `true` if nothing has been written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// assert!(out.is_empty());
+    /// out.put(b"a")?;
+    /// assert!(!out.is_empty());
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Size of the slice in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::SliceBuf;
+    ///
+    /// let mut tx = [0u8; 8];
+    /// assert_eq!(SliceBuf::new(&mut tx).capacity(), 8);
+    /// ```
     #[inline]
     pub fn capacity(&self) -> usize {
         self.buf.len()
@@ -246,6 +280,20 @@ impl<'a> SliceBuf<'a> {
     }
 
     /// Forgets the bytes written; the next write starts at `buf[0]` again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"first")?;
+    /// out.clear();
+    /// out.put(b"second")?;
+    /// assert_eq!(out.written(), b"second");
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     #[inline]
     pub fn clear(&mut self) {
         self.len = 0;

@@ -247,6 +247,19 @@ impl Exchange {
     }
 
     /// How the request body is delimited.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{BodyFraming, Exchange, Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let wire = b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// assert_eq!(Exchange::new(&head).body_framing(), BodyFraming::Chunked);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub const fn body_framing(&self) -> BodyFraming {
         self.framing

@@ -112,6 +112,14 @@ impl HttpDate {
     }
 
     /// The formatted date as text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::HttpDate;
+    ///
+    /// assert_eq!(HttpDate::from_unix_secs(0).as_str(), "Thu, 01 Jan 1970 00:00:00 GMT");
+    /// ```
     pub fn as_str(&self) -> &str {
         // Every byte written is ASCII.
         core::str::from_utf8(&self.buf).unwrap_or("")
@@ -189,6 +197,16 @@ impl DateCache {
     }
 
     /// The date last formatted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::DateCache;
+    ///
+    /// let mut cache = DateCache::new();
+    /// cache.update(784_111_777);
+    /// assert_eq!(cache.get(), b"Sun, 06 Nov 1994 08:49:37 GMT");
+    /// ```
     pub const fn get(&self) -> &[u8; HTTP_DATE_LEN] {
         self.date.as_bytes()
     }

@@ -338,6 +338,20 @@ impl Decoder {
     ///
     /// Without `alloc` a chunked body's trailer fields are checked as
     /// strictly as with it, and then dropped: keeping them needs a heap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut decoder = Decoder::chunked(Limits::DEFAULT);
+    /// decoder.decode(b"0\r\nx-sum: 42\r\n\r\n")?;
+    /// assert_eq!(decoder.trailers().next(), Some(("x-sum", &b"42"[..])));
+    /// // Other bodies have none.
+    /// assert_eq!(Decoder::length(0).trailers().next(), None);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[cfg(feature = "alloc")]
     #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
     pub fn trailers(&self) -> Trailers<'_> {
@@ -461,6 +475,19 @@ impl LengthDecoder {
     }
 
     /// Whether every body byte has been taken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::LengthDecoder;
+    ///
+    /// let mut decoder = LengthDecoder::new(2);
+    /// decoder.decode(b"o")?;
+    /// assert!(!decoder.is_finished());
+    /// decoder.decode(b"k")?;
+    /// assert!(decoder.is_finished());
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub const fn is_finished(&self) -> bool {
         self.remaining == 0 && self.error.is_none()
     }
@@ -796,6 +823,21 @@ impl ChunkedDecoder {
     }
 
     /// Whether the last chunk and the trailer section have been decoded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::ChunkedDecoder;
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut decoder = ChunkedDecoder::new(Limits::DEFAULT);
+    /// decoder.decode(b"0\r\n")?;
+    /// // The trailer section's empty line is still to come.
+    /// assert!(!decoder.is_finished());
+    /// decoder.decode(b"\r\n")?;
+    /// assert!(decoder.is_finished());
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub fn is_finished(&self) -> bool {
         self.state == State::Done && self.error.is_none()
     }

@@ -117,6 +117,17 @@ impl LengthEncoder {
     }
 
     /// Body bytes still to be written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::LengthEncoder;
+    ///
+    /// let mut encoder = LengthEncoder::new(10);
+    /// encoder.encode(4)?;
+    /// assert_eq!(encoder.remaining(), 6);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub const fn remaining(&self) -> u64 {
         self.remaining
     }
@@ -687,6 +698,16 @@ impl BodyFrame {
     }
 
     /// The bytes to send after the data (CRLF after a chunk, or nothing).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// assert_eq!(Encoder::new(ResponseFraming::Chunked).encode(3)?.suffix(), b"\r\n");
+    /// assert_eq!(Encoder::new(ResponseFraming::CloseDelimited).encode(3)?.suffix(), b"");
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub const fn suffix(&self) -> &'static [u8] {
         self.suffix
@@ -747,6 +768,15 @@ impl ChunkPrefix {
     }
 
     /// Length of the size line in bytes, CRLF included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ChunkedEncoder;
+    ///
+    /// // `ff\r\n`
+    /// assert_eq!(ChunkedEncoder::new().chunk_prefix(255).map(|p| p.len()), Some(4));
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub const fn len(&self) -> usize {
         self.len as usize

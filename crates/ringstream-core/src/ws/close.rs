@@ -120,11 +120,31 @@ impl ClosePayload {
     }
 
     /// The payload bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{CloseCode, ClosePayload};
+    ///
+    /// assert_eq!(ClosePayload::new(CloseCode::GOING_AWAY, "")?.as_bytes(), b"\x03\xe9");
+    /// assert_eq!(ClosePayload::EMPTY.as_bytes(), b"");
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     pub fn as_bytes(&self) -> &[u8] {
         self.buf.get(..usize::from(self.len)).unwrap_or(&[])
     }
 
     /// The payload length in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{CloseCode, ClosePayload};
+    ///
+    /// // Two bytes of code, then the reason.
+    /// assert_eq!(ClosePayload::new(CloseCode::NORMAL, "bye")?.len(), 5);
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub const fn len(&self) -> usize {
         self.len as usize

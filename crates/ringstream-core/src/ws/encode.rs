@@ -137,11 +137,30 @@ impl ControlFrame {
     }
 
     /// The frame's bytes, head and payload.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::ControlFrame;
+    ///
+    /// assert_eq!(ControlFrame::ping(b"1")?.as_bytes(), b"\x89\x011");
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     pub fn as_bytes(&self) -> &[u8] {
         self.buf.get(..usize::from(self.len)).unwrap_or(&[])
     }
 
     /// Length of the frame in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::ControlFrame;
+    ///
+    /// // A 2-byte head, then the payload.
+    /// assert_eq!(ControlFrame::pong(b"beat")?.len(), 6);
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub const fn len(&self) -> usize {
         self.len as usize

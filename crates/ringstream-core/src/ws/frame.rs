@@ -539,11 +539,27 @@ pub struct FrameHead {
 
 impl FrameHead {
     /// The bytes of the head.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{FrameHeader, OpCode};
+    ///
+    /// assert_eq!(FrameHeader::new(OpCode::Pong, 0).encode().as_bytes(), [0x8a, 0x00]);
+    /// ```
     pub fn as_bytes(&self) -> &[u8] {
         self.buf.get(..usize::from(self.len)).unwrap_or(&[])
     }
 
     /// Length of the head in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{FrameHeader, OpCode};
+    ///
+    /// assert_eq!(FrameHeader::new(OpCode::Binary, 1000).encode().len(), 4);
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub const fn len(&self) -> usize {
         self.len as usize

@@ -67,6 +67,16 @@ impl AcceptKey {
     }
 
     /// The value as bytes, ready for a header value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::accept_key;
+    ///
+    /// // The example of RFC 6455 §1.3, as a header value.
+    /// let key = accept_key(b"dGhlIHNhbXBsZSBub25jZQ==");
+    /// assert_eq!(key.as_bytes(), b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+    /// ```
     pub const fn as_bytes(&self) -> &[u8] {
         &self.0
     }

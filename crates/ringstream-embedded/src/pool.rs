@@ -156,6 +156,16 @@ pub struct SocketBuffers<const RX: usize, const TX: usize> {
 
 impl<const RX: usize, const TX: usize> SocketBuffers<RX, TX> {
     /// Zeroed buffers, usable in a `static` initialiser.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::pool::SocketBuffers;
+    ///
+    /// // `const`: an array of them can fill a `static` without running code.
+    /// const BUFFERS: [SocketBuffers<512, 512>; 2] = [const { SocketBuffers::new() }; 2];
+    /// assert_eq!(core::mem::size_of_val(&BUFFERS), 2 * 1024);
+    /// ```
     pub const fn new() -> Self {
         SocketBuffers {
             rx: [0; RX],
@@ -411,6 +421,18 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     }
 
     /// The pool's settings.
+    ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::pool::Pool;
+    ///
+    /// fn port(pool: &Pool<'static, 4>) -> u16 {
+    ///     pool.config().port
+    /// }
+    /// ```
     pub const fn config(&self) -> &Config {
         &self.config
     }
@@ -489,6 +511,19 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     }
 
     /// Whether [`shut_down`](Self::shut_down) was called.
+    ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::pool::Pool;
+    ///
+    /// // A task that wants to know whether to begin new work.
+    /// fn may_start(pool: &Pool<'static, 4>) -> bool {
+    ///     !pool.is_shutting_down()
+    /// }
+    /// ```
     pub fn is_shutting_down(&self) -> bool {
         self.stopping.get().is_some()
     }

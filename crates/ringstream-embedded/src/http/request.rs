@@ -32,6 +32,21 @@ pub struct Request<'r> {
 impl<'r> Request<'r> {
     /// The view of `head`, whose fields are in `fields` (the storage given
     /// to the parser).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Request;
+    /// use ringstream_embedded::ringstream_core::h1::{Field, HeadParser};
+    /// use ringstream_embedded::ringstream_core::Limits;
+    ///
+    /// let wire = b"GET /status HTTP/1.1\r\nHost: device\r\n\r\n";
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let request = Request::new(head, &fields);
+    /// assert_eq!(request.path(), "/status");
+    /// # Ok::<(), ringstream_embedded::ringstream_core::Error>(())
+    /// ```
     pub fn new(head: RequestHead<'r>, fields: &'r [Field<'r>]) -> Request<'r> {
         Request {
             fields: head.fields(fields),

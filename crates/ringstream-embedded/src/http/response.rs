@@ -776,6 +776,69 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
     /// written, the head), instead of waiting for the transmit buffer to
     /// fill: a server-sent event leaves as soon as it is written.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{serve_connection, App, Buffers, Error, Request, Responder, Sent};
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    ///
+    /// struct Progress;
+    ///
+    /// impl App for Progress {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         responder.start(200, &[], None).await?;
+    ///         responder.write_all(b"step 1\n").await?;
+    ///         // Sent now, while step 2 runs.
+    ///         responder.flush().await?;
+    ///         responder.write_all(b"step 2\n").await?;
+    ///         responder.finish().await
+    ///     }
+    /// }
+    ///
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(b"GET / HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n");
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Progress, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().ends_with(b"7\r\nstep 1\n\r\n7\r\nstep 2\n\r\n0\r\n\r\n"));
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Misuse`] before [`start`](Self::start) or after

@@ -162,6 +162,18 @@ pub struct Piece<'a> {
 
 impl<'a> Piece<'a> {
     /// The piece as text, when it is a whole text message.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Piece;
+    /// use ringstream_embedded::ringstream_core::ws::MessageKind;
+    ///
+    /// let text = Piece { kind: MessageKind::Text, data: b"on", first: true, last: true };
+    /// assert_eq!(text.as_text(), Some("on"));
+    /// let binary = Piece { kind: MessageKind::Binary, ..text };
+    /// assert_eq!(binary.as_text(), None);
+    /// ```
     pub fn as_text(&self) -> Option<&'a str> {
         match (self.kind, self.first && self.last) {
             (MessageKind::Text, true) => core::str::from_utf8(self.data).ok(),
@@ -959,6 +971,77 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     /// one write through the transmit buffer when they fit in it, else
     /// the head, then the payload from where it lies.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    /// use ringstream_embedded::ringstream_core::ws::MessageKind;
+    ///
+    /// struct Send;
+    ///
+    /// impl App for Send {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         ws.send(MessageKind::Text, b"on").await?;
+    ///         ws.flush().await?;
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(HANDSHAKE);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Send, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().ends_with(b"\r\n\r\n\x81\x02on"));
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`send_text`](Self::send_text).
@@ -1098,6 +1181,77 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     }
 
     /// Flushes what was sent, within the write deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Flush;
+    ///
+    /// impl App for Flush {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         ws.send_text("ready").await?;
+    ///         // Out now, not when the session next waits to receive.
+    ///         ws.flush().await?;
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(HANDSHAKE);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Flush, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().ends_with(b"\x81\x05ready"));
+    /// ```
     ///
     /// # Errors
     ///
@@ -1344,12 +1498,153 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     }
 
     /// Whether the client's Close was received (or the session failed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    /// use ringstream_embedded::http::Received;
+    ///
+    /// struct Wait;
+    ///
+    /// impl App for Wait {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         assert!(!ws.is_closed());
+    ///         while let Received::Piece(_) = ws.receive().await? {}
+    ///         assert!(ws.is_closed());
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3; the client then closes.
+    /// let mut input = HANDSHAKE.to_vec();
+    /// input.extend_from_slice(&[0x88, 0x80, 0, 0, 0, 0]); // Close, no code
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(&input);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Wait, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// ```
     pub fn is_closed(&self) -> bool {
         self.decoder.is_closed() || self.decoder.error().is_some()
     }
 
     /// Ends the session: the proof of the `101` for the handler to
     /// return; the connection closes after the handler.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Hangup;
+    ///
+    /// impl App for Hangup {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             // The `101` was sent: `end` is the proof to return.
+    ///             Upgrade::Accepted(ws) => Ok(ws.end()),
+    ///             Upgrade::Refused(sent) => Ok(sent),
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(HANDSHAKE);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Hangup, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().starts_with(b"HTTP/1.1 101 Switching Protocols\r\n"));
+    /// ```
     pub fn end(self) -> Sent {
         self.sent
     }

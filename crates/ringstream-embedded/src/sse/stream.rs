@@ -360,6 +360,80 @@ impl<'r, 'c, IO: Read + Write> EventStream<'r, 'c, IO> {
     /// [`Subscriber`](super::Subscriber)) or a comment, and sends them at
     /// once.
     ///
+    /// # Examples
+    ///
+    /// Forwarding by hand what a subscriber holds, as
+    /// [`forward`](Self::forward) does:
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{serve_connection, App, Buffers, Error, Request, Responder, Sent};
+    /// use ringstream_embedded::sse::{Broadcaster, Event, EventStream, OverflowPolicy, Received};
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    ///
+    /// struct Feed(Broadcaster<4, 256, 1>);
+    ///
+    /// impl App for Feed {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let Some(mut subscriber) = self.0.subscribe(Some(b"0")) else {
+    ///             return responder.send(503, &[], b"").await;
+    ///         };
+    ///         let mut stream = EventStream::start(responder, &[]).await?;
+    ///         let mut buf = [0u8; 64];
+    ///         while let Some(Received::Event(n)) = subscriber.try_recv(&mut buf) {
+    ///             stream.send_encoded(&buf[..n]).await?;
+    ///         }
+    ///         stream.finish().await
+    ///     }
+    /// }
+    ///
+    /// let feed = Feed(Broadcaster::new(OverflowPolicy::DropOldest));
+    /// feed.0.publish(&Event::new().try_id("0")?.data("held")).unwrap();
+    /// feed.0.publish(&Event::new().try_id("1")?.data("21.5")).unwrap();
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(b"GET /events HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n");
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &feed, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(core::str::from_utf8(io.sent()).unwrap().contains("id: 1\ndata: 21.5\n\n"));
+    /// # Ok::<(), ringstream_embedded::sse::InvalidField>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// Those of [`Responder::write_all`] and [`Responder::flush`].

@@ -80,6 +80,20 @@ use core::fmt;
 pub trait WriteBuf {
     /// Appends all of `bytes`, or nothing.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 4];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"ab")?;
+    /// // All or nothing: three bytes do not fit in the two left.
+    /// assert!(out.put(b"cde").is_err());
+    /// assert_eq!(out.written(), b"ab");
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`OutOfSpace`] if `bytes` does not fit; nothing is appended then.
@@ -87,10 +101,38 @@ pub trait WriteBuf {
 
     /// A mark for [`rewind`](Self::rewind): the number of bytes the buffer
     /// holds now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"abc")?;
+    /// assert_eq!(out.mark(), 3);
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     fn mark(&self) -> usize;
 
     /// Forgets every byte appended since [`mark`](Self::mark) returned
     /// `mark`. Does nothing if the buffer holds `mark` bytes or fewer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"HTTP")?;
+    /// let mark = out.mark();
+    /// out.put(b"/1.x")?;
+    /// // A later piece failed: take back what this writer added.
+    /// out.rewind(mark);
+    /// assert_eq!(out.written(), b"HTTP");
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     fn rewind(&mut self, mark: usize);
 }
 

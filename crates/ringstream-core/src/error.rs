@@ -148,6 +148,14 @@ impl Error {
     }
 
     /// A short lowercase description, the same text as `Display`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::Error;
+    ///
+    /// assert_eq!(Error::BareLf.as_str(), Error::BareLf.to_string());
+    /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
             Error::InvalidMethod => "invalid method",

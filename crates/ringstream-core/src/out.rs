@@ -80,6 +80,20 @@ use core::fmt;
 pub trait WriteBuf {
     /// Appends all of `bytes`, or nothing.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 4];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"ab")?;
+    /// // All or nothing: three bytes do not fit in the two left.
+    /// assert!(out.put(b"cde").is_err());
+    /// assert_eq!(out.written(), b"ab");
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`OutOfSpace`] if `bytes` does not fit; nothing is appended then.
@@ -87,10 +101,38 @@ pub trait WriteBuf {
 
     /// A mark for [`rewind`](Self::rewind): the number of bytes the buffer
     /// holds now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"abc")?;
+    /// assert_eq!(out.mark(), 3);
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     fn mark(&self) -> usize;
 
     /// Forgets every byte appended since [`mark`](Self::mark) returned
     /// `mark`. Does nothing if the buffer holds `mark` bytes or fewer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"HTTP")?;
+    /// let mark = out.mark();
+    /// out.put(b"/1.x")?;
+    /// // A later piece failed: take back what this writer added.
+    /// out.rewind(mark);
+    /// assert_eq!(out.written(), b"HTTP");
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     fn rewind(&mut self, mark: usize);
 }
 
@@ -168,42 +210,132 @@ pub struct SliceBuf<'a> {
 impl<'a> SliceBuf<'a> {
     /// An empty writer over `buf`: writes start at `buf[0]`, and may fill
     /// all of it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 4];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"abc")?;
+    /// assert_eq!((out.len(), out.room()), (3, 1));
+    /// assert!(out.put(b"de").is_err());
+    /// assert_eq!(out.written(), b"abc");
+    /// out.clear();
+    /// assert!(out.is_empty());
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     #[inline]
     pub fn new(buf: &'a mut [u8]) -> SliceBuf<'a> {
         SliceBuf { buf, len: 0 }
     }
 
     /// Number of bytes written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"abc")?;
+    /// assert_eq!(out.len(), 3);
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Returns `true` if nothing has been written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// assert!(out.is_empty());
+    /// out.put(b"a")?;
+    /// assert!(!out.is_empty());
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Size of the slice in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::SliceBuf;
+    ///
+    /// let mut tx = [0u8; 8];
+    /// assert_eq!(SliceBuf::new(&mut tx).capacity(), 8);
+    /// ```
     #[inline]
     pub fn capacity(&self) -> usize {
         self.buf.len()
     }
 
     /// Number of bytes that can still be written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"abc")?;
+    /// assert_eq!(out.room(), out.capacity() - out.len());
+    /// assert_eq!(out.room(), 5);
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     #[inline]
     pub fn room(&self) -> usize {
         self.buf.len() - self.len
     }
 
     /// The bytes written, from the start of the slice.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"ab")?;
+    /// out.put(b"c")?;
+    /// assert_eq!(out.written(), b"abc");
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     #[inline]
     pub fn written(&self) -> &[u8] {
         &self.buf[..self.len]
     }
 
     /// Forgets the bytes written; the next write starts at `buf[0]` again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::{SliceBuf, WriteBuf};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// out.put(b"first")?;
+    /// out.clear();
+    /// out.put(b"second")?;
+    /// assert_eq!(out.written(), b"second");
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     #[inline]
     pub fn clear(&mut self) {
         self.len = 0;

@@ -21,7 +21,8 @@ use embedded_io_async::{Read, Write};
 ///
 /// # Examples
 ///
-/// An echo server, served here over an in-memory connection:
+/// An echo server (served over an in-memory connection in
+/// [`serve`](Self::serve)'s example):
 ///
 /// ```
 /// use ringstream_embedded::embedded_io_async::{Read, Write};
@@ -49,6 +50,67 @@ pub trait Handler {
     /// When it returns, whoever lent the connection closes it: the pool
     /// of the `embassy-net` feature closes it gracefully after `Ok` and
     /// resets it after `Err`.
+    ///
+    /// # Examples
+    ///
+    /// An echo handler, served over an in-memory connection that is given
+    /// `ping` and then closed by the peer:
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::Handler;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    ///
+    /// struct Echo;
+    ///
+    /// impl Handler for Echo {
+    ///     async fn serve<IO: Read + Write>(&self, io: &mut IO) -> Result<(), IO::Error> {
+    ///         let mut buf = [0; 64];
+    ///         loop {
+    ///             match io.read(&mut buf).await? {
+    ///                 0 => return Ok(()),
+    ///                 n => io.write_all(&buf[..n]).await?,
+    ///             }
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(b"ping");
+    /// block_on(Echo.serve(&mut io)).unwrap();
+    /// assert_eq!(io.sent(), b"ping");
+    /// ```
     ///
     /// # Errors
     ///

@@ -156,6 +156,16 @@ pub struct SocketBuffers<const RX: usize, const TX: usize> {
 
 impl<const RX: usize, const TX: usize> SocketBuffers<RX, TX> {
     /// Zeroed buffers, usable in a `static` initialiser.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::pool::SocketBuffers;
+    ///
+    /// // `const`: an array of them can fill a `static` without running code.
+    /// const BUFFERS: [SocketBuffers<512, 512>; 2] = [const { SocketBuffers::new() }; 2];
+    /// assert_eq!(core::mem::size_of_val(&BUFFERS), 2 * 1024);
+    /// ```
     pub const fn new() -> Self {
         SocketBuffers {
             rx: [0; RX],
@@ -237,6 +247,18 @@ pub struct Config {
 
 impl Config {
     /// The defaults, on `port`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use embassy_time::Duration;
+    /// use ringstream_embedded::pool::Config;
+    ///
+    /// // An echo server: no HTTP `503` for a client that finds every socket taken.
+    /// let config = Config { refusal: None, ..Config::new(7) };
+    /// assert_eq!(config.port, 7);
+    /// assert_eq!(config.grace, Duration::from_secs(5));
+    /// ```
     pub const fn new(port: u16) -> Self {
         Config {
             port,
@@ -287,6 +309,53 @@ struct Slot<'d> {
 /// See the [module documentation](self) for the design. The stack's
 /// `StackResources` must have room for the `SOCKETS` sockets, besides any
 /// other socket the application opens.
+///
+/// # Examples
+///
+/// An HTTP server on port 80: four sockets, up to three workers (so one
+/// connection can wait in the queue), each a task in firmware. A pool needs
+/// a network stack, so this is compiled but not run:
+///
+/// ```no_run
+/// use ringstream_embedded::embedded_io_async::{Read, Write};
+/// use ringstream_embedded::http::{App, Error, HttpHandler, Request, Responder, Sent};
+/// use ringstream_embedded::pool::{Config, Pool, SocketBuffers};
+///
+/// struct Hello;
+///
+/// impl App for Hello {
+///     async fn handle<IO: Read + Write>(
+///         &self,
+///         _request: &Request<'_>,
+///         responder: &mut Responder<'_, IO>,
+///     ) -> Result<Sent, Error<IO::Error>> {
+///         responder.send(200, &[], b"hello").await
+///     }
+/// }
+///
+/// static HTTP: HttpHandler<Hello> = HttpHandler::new(Hello, ringstream_embedded::Config::DEFAULT);
+///
+/// type WebPool = Pool<'static, 4>;
+///
+/// fn start(stack: embassy_net::Stack<'static>) -> &'static WebPool {
+///     // In firmware: a `StaticCell`, so the buffers live in `.bss`.
+///     let buffers = Box::leak(Box::new([const { SocketBuffers::<1024, 1024>::new() }; 4]));
+///     Box::leak(Box::new(Pool::new(stack, Config::new(80), buffers)))
+/// }
+///
+/// async fn listener_task(pool: &'static WebPool) {
+///     pool.run_listener().await
+/// }
+///
+/// async fn worker_task(pool: &'static WebPool) {
+///     pool.run_http_worker(&HTTP).await
+/// }
+///
+/// fn stop(pool: &WebPool) {
+///     pool.shut_down();
+///     assert!(pool.is_shutting_down());
+/// }
+/// ```
 pub struct Pool<'d, const SOCKETS: usize> {
     slots: [Slot<'d>; SOCKETS],
     config: Config,
@@ -305,6 +374,20 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     /// A pool of `SOCKETS` sockets on `stack`, over `buffers`.
     ///
     /// Nothing listens until [`run_listener`](Self::run_listener) runs.
+    ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::pool::{Config, Pool, SocketBuffers};
+    ///
+    /// fn start(stack: embassy_net::Stack<'static>) -> &'static Pool<'static, 4> {
+    ///     // In firmware: a `StaticCell`, so the buffers live in `.bss`.
+    ///     let buffers = Box::leak(Box::new([const { SocketBuffers::<1024, 1024>::new() }; 4]));
+    ///     Box::leak(Box::new(Pool::new(stack, Config::new(80), buffers)))
+    /// }
+    /// ```
     ///
     /// # Panics
     ///
@@ -338,6 +421,18 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     }
 
     /// The pool's settings.
+    ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::pool::Pool;
+    ///
+    /// fn port(pool: &Pool<'static, 4>) -> u16 {
+    ///     pool.config().port
+    /// }
+    /// ```
     pub const fn config(&self) -> &Config {
         &self.config
     }
@@ -350,6 +445,19 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     /// the connections still queued `503` (when [`Config::refusal`] is
     /// `Some`; else it resets them), finishes the refusals under way, and
     /// returns.
+    ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::pool::Pool;
+    ///
+    /// // One embassy task per pool, for the pool's whole life.
+    /// async fn listener_task(pool: &'static Pool<'static, 4>) {
+    ///     pool.run_listener().await
+    /// }
+    /// ```
     ///
     /// # Cancel safety
     ///
@@ -369,6 +477,20 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     /// release, is served until it ends or until then). Each worker
     /// returns when its connection is closed. Calling it again does
     /// nothing.
+    ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::pool::Pool;
+    ///
+    /// // Called when the firmware is about to update itself, say.
+    /// fn stop(pool: &Pool<'static, 4>) {
+    ///     pool.shut_down();
+    ///     assert!(pool.is_shutting_down());
+    /// }
+    /// ```
     pub fn shut_down(&self) {
         if self.stopping.get().is_some() {
             return;
@@ -389,6 +511,19 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     }
 
     /// Whether [`shut_down`](Self::shut_down) was called.
+    ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::pool::Pool;
+    ///
+    /// // A task that wants to know whether to begin new work.
+    /// fn may_start(pool: &Pool<'static, 4>) -> bool {
+    ///     !pool.is_shutting_down()
+    /// }
+    /// ```
     pub fn is_shutting_down(&self) -> bool {
         self.stopping.get().is_some()
     }
@@ -405,6 +540,36 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     /// The pool cannot see when a connection served by a `Handler` is idle:
     /// for the HTTP server, [`run_http_worker`](Self::run_http_worker)
     /// lets an idle kept-alive connection give its slot up to a queued one.
+    ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::pool::Pool;
+    /// use ringstream_embedded::Handler;
+    ///
+    /// /// Answers every connection with its own bytes.
+    /// struct Echo;
+    ///
+    /// impl Handler for Echo {
+    ///     async fn serve<IO: Read + Write>(&self, io: &mut IO) -> Result<(), IO::Error> {
+    ///         let mut buf = [0; 64];
+    ///         loop {
+    ///             match io.read(&mut buf).await? {
+    ///                 0 => return Ok(()),
+    ///                 n => io.write_all(&buf[..n]).await?,
+    ///             }
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// // Up to `SOCKETS` worker tasks, each running this.
+    /// async fn worker_task(pool: &'static Pool<'static, 4>) {
+    ///     pool.run_worker(&Echo).await
+    /// }
+    /// ```
     ///
     /// # Cancel safety
     ///
@@ -427,6 +592,36 @@ impl<'d, const SOCKETS: usize> Pool<'d, SOCKETS> {
     ///
     /// The connection's [`Buffers`] are in this future, as with
     /// [`HttpHandler`] as a [`Handler`].
+    ///
+    /// # Examples
+    ///
+    /// A pool needs a network stack, so this is compiled but not run:
+    ///
+    /// ```no_run
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{App, Error, HttpHandler, Request, Responder, Sent};
+    /// use ringstream_embedded::pool::Pool;
+    /// use ringstream_embedded::Config;
+    ///
+    /// struct Hello;
+    ///
+    /// impl App for Hello {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         responder.send(200, &[], b"hello").await
+    ///     }
+    /// }
+    ///
+    /// static HTTP: HttpHandler<Hello> = HttpHandler::new(Hello, Config::DEFAULT);
+    ///
+    /// // Up to `SOCKETS` worker tasks, each running this.
+    /// async fn worker_task(pool: &'static Pool<'static, 4>) {
+    ///     pool.run_http_worker(&HTTP).await
+    /// }
+    /// ```
     ///
     /// # Cancel safety
     ///

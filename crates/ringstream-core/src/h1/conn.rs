@@ -37,7 +37,7 @@
 //! use ringstream_core::h1::{
 //!     BodyState, Exchange, Field, HeadParser, Next, ResponseHead,
 //! };
-//! use ringstream_core::Limits;
+//! use ringstream_core::{Limits, SliceBuf};
 //!
 //! let mut fields = [Field::EMPTY; 16];
 //! let wire = b"POST /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\
@@ -51,10 +51,11 @@
 //!
 //! // ... the body is read to its end, the service answers ...
 //! assert_eq!(exchange.continue_before_head(BodyState::Complete, 0), None);
-//! let mut out = Vec::new();
+//! let mut tx = [0u8; 128];
+//! let mut out = SliceBuf::new(&mut tx);
 //! let head = ResponseHead::new(200).date(b"Sun, 06 Nov 1994 08:49:37 GMT");
 //! let encoder = exchange.write_head(&mut out, &head, [], Some(5))?;
-//! assert!(out.ends_with(b"content-length: 5\r\n\r\n"));
+//! assert!(out.written().ends_with(b"content-length: 5\r\n\r\n"));
 //! assert!(encoder.sends_body());
 //! assert_eq!(exchange.after_response(true, 0), Next::KeepAlive);
 //! # Ok::<(), ringstream_core::Error>(())
@@ -164,6 +165,25 @@ pub struct Exchange {
 
 impl Exchange {
     /// The rules for the exchange that `head` starts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{BodyFraming, Exchange, Field, HeadParser, CONTINUE};
+    /// use ringstream_core::Limits;
+    ///
+    /// let wire = b"POST /up HTTP/1.1\r\nhost: a\r\ncontent-length: 3\r\n\
+    ///              expect: 100-continue\r\n\r\n";
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let mut exchange = Exchange::new(&head);
+    /// assert_eq!(exchange.body_framing(), BodyFraming::Length(3));
+    /// assert!(exchange.is_keep_alive());
+    /// // The client waits for `100 Continue` before it sends its body.
+    /// assert_eq!(exchange.body_wanted(), Some(CONTINUE));
+    /// assert_eq!(exchange.body_wanted(), None);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn new(head: &RequestHead<'_>) -> Exchange {
         let expect = if head.expect_continue && !head.framing.is_empty() {
@@ -209,12 +229,37 @@ impl Exchange {
     }
 
     /// The request's HTTP version.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser, Version};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(b"GET / HTTP/1.0\r\n\r\n", &mut fields)?.unwrap();
+    /// assert_eq!(Exchange::new(&head).version(), Version::Http10);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub const fn version(&self) -> Version {
         self.version
     }
 
     /// How the request body is delimited.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{BodyFraming, Exchange, Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let wire = b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// assert_eq!(Exchange::new(&head).body_framing(), BodyFraming::Chunked);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub const fn body_framing(&self) -> BodyFraming {
         self.framing
@@ -222,18 +267,61 @@ impl Exchange {
 
     /// Whether the request asks to switch protocols (RFC 9110 §7.8): HTTP/1.1
     /// with `Upgrade` and `Connection: upgrade`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let wire = b"GET /chat HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n";
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// assert!(Exchange::new(&head).is_upgrade());
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub const fn is_upgrade(&self) -> bool {
         self.upgrade
     }
 
     /// Whether the connection may still carry another request.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let wire = b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// assert!(!Exchange::new(&head).is_keep_alive());
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub const fn is_keep_alive(&self) -> bool {
         self.keep_alive
     }
 
     /// The decoder for the request body (RFC 9112 §6.3).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let wire = b"POST /led HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\non";
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let body = &wire[head.head_len..];
+    /// let mut decoder = Exchange::new(&head).decoder(Limits::DEFAULT);
+    /// let progress = decoder.decode(body)?;
+    /// assert_eq!(&body[progress.data], b"on");
+    /// assert!(progress.finished);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn decoder(&self, limits: Limits) -> Decoder {
         Decoder::new(self.framing, limits)
@@ -241,6 +329,22 @@ impl Exchange {
 
     /// Close the connection after this exchange (for instance because the
     /// server is shutting down).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let wire = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let mut exchange = Exchange::new(&head);
+    /// assert!(exchange.is_keep_alive());
+    /// exchange.close(); // the server is shutting down
+    /// assert!(!exchange.is_keep_alive());
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn close(&mut self) {
         self.keep_alive = false;
@@ -248,6 +352,20 @@ impl Exchange {
 
     /// The request body is about to be read for the first time: the bytes to
     /// send before reading ([`CONTINUE`] when the client waits for it), once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// // No `Expect: 100-continue`: nothing to send before reading the body.
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let wire = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n";
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// assert_eq!(Exchange::new(&head).body_wanted(), None);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn body_wanted(&mut self) -> Option<&'static [u8]> {
         if self.expect == Continue::Due {
@@ -267,6 +385,26 @@ impl Exchange {
     /// connection will close. A body dropped unread with more than
     /// `drain_limit` bytes announced also closes the connection, and the
     /// response head says so.
+    ///
+    /// # Examples
+    ///
+    /// A client waits for `100 Continue`, and the service answers without
+    /// asking for the body: the client is never invited, and the connection
+    /// closes after the response.
+    ///
+    /// ```
+    /// use ringstream_core::h1::{BodyState, Exchange, Field, HeadParser, Next};
+    /// use ringstream_core::Limits;
+    ///
+    /// let wire = b"PUT /f HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\nExpect: 100-continue\r\n\r\n";
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT).parse(wire, &mut fields)?.unwrap();
+    /// let mut exchange = Exchange::new(&head);
+    /// let body = BodyState::Unread { held: false, remaining: Some(9) };
+    /// assert_eq!(exchange.continue_before_head(body, 1024), None);
+    /// assert_eq!(exchange.after_response(false, 1024), Next::Close);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn continue_before_head(
         &mut self,
@@ -413,6 +551,24 @@ impl Exchange {
     /// After the response: keep the connection, drain the rest of the
     /// request body (at most `drain_limit` bytes) first, or close.
     /// `body_complete` says whether the request body was read to its end.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Exchange, Field, HeadParser, Next};
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let head = HeadParser::new(Limits::DEFAULT)
+    ///     .parse(b"GET / HTTP/1.1\r\nhost: a\r\n\r\n", &mut fields)?
+    ///     .unwrap();
+    /// let mut exchange = Exchange::new(&head);
+    /// assert_eq!(exchange.after_response(true, 0), Next::KeepAlive);
+    /// // The server is shutting down.
+    /// exchange.close();
+    /// assert_eq!(exchange.after_response(true, 0), Next::Close);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn after_response(&self, body_complete: bool, drain_limit: u64) -> Next {
         if !self.keep_alive {

@@ -33,6 +33,16 @@ impl HttpDate {
     /// Formats `unix_secs` (seconds since 1970-01-01T00:00:00Z). Instants
     /// after year 9999 are shown as [`MAX_HTTP_DATE_SECS`], since the format
     /// has four year digits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::HttpDate;
+    ///
+    /// let date = HttpDate::from_unix_secs(784_111_777);
+    /// assert_eq!(date.as_str(), "Sun, 06 Nov 1994 08:49:37 GMT");
+    /// assert_eq!(HttpDate::from_unix_secs(u64::MAX).as_str(), "Fri, 31 Dec 9999 23:59:59 GMT");
+    /// ```
     pub const fn from_unix_secs(unix_secs: u64) -> HttpDate {
         const DAYS: [&[u8; 3]; 7] = [b"Sun", b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat"];
         const MONTHS: [&[u8; 3]; 12] = [
@@ -87,11 +97,29 @@ impl HttpDate {
     }
 
     /// The formatted bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{HttpDate, HTTP_DATE_LEN};
+    ///
+    /// let date = HttpDate::from_unix_secs(0);
+    /// assert_eq!(date.as_bytes().len(), HTTP_DATE_LEN);
+    /// assert_eq!(date.as_bytes(), b"Thu, 01 Jan 1970 00:00:00 GMT");
+    /// ```
     pub const fn as_bytes(&self) -> &[u8; HTTP_DATE_LEN] {
         &self.buf
     }
 
     /// The formatted date as text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::HttpDate;
+    ///
+    /// assert_eq!(HttpDate::from_unix_secs(0).as_str(), "Thu, 01 Jan 1970 00:00:00 GMT");
+    /// ```
     pub fn as_str(&self) -> &str {
         // Every byte written is ASCII.
         core::str::from_utf8(&self.buf).unwrap_or("")
@@ -129,6 +157,17 @@ pub struct DateCache {
 
 impl DateCache {
     /// A cache holding the Unix epoch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::DateCache;
+    ///
+    /// let mut cache = DateCache::new();
+    /// assert_eq!(cache.get(), b"Thu, 01 Jan 1970 00:00:00 GMT");
+    /// assert_eq!(cache.update(784_111_777), b"Sun, 06 Nov 1994 08:49:37 GMT");
+    /// assert_eq!(cache.get(), b"Sun, 06 Nov 1994 08:49:37 GMT");
+    /// ```
     pub const fn new() -> DateCache {
         DateCache {
             secs: 0,
@@ -137,6 +176,18 @@ impl DateCache {
     }
 
     /// The date for `unix_secs`, re-formatted only when the second changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::DateCache;
+    ///
+    /// let mut cache = DateCache::new();
+    /// assert_eq!(cache.update(784_111_777), b"Sun, 06 Nov 1994 08:49:37 GMT");
+    /// // The same second: the bytes already formatted.
+    /// assert_eq!(cache.update(784_111_777), b"Sun, 06 Nov 1994 08:49:37 GMT");
+    /// assert_eq!(cache.update(784_111_778), b"Sun, 06 Nov 1994 08:49:38 GMT");
+    /// ```
     pub fn update(&mut self, unix_secs: u64) -> &[u8; HTTP_DATE_LEN] {
         if unix_secs != self.secs {
             self.secs = unix_secs;
@@ -146,6 +197,16 @@ impl DateCache {
     }
 
     /// The date last formatted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::DateCache;
+    ///
+    /// let mut cache = DateCache::new();
+    /// cache.update(784_111_777);
+    /// assert_eq!(cache.get(), b"Sun, 06 Nov 1994 08:49:37 GMT");
+    /// ```
     pub const fn get(&self) -> &[u8; HTTP_DATE_LEN] {
         self.date.as_bytes()
     }

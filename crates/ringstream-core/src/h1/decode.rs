@@ -216,6 +216,18 @@ impl Decoder {
     /// Decodes one step over `input`; see the [module docs](self) for the
     /// feeding order.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    ///
+    /// let mut decoder = Decoder::length(5);
+    /// // The next request's bytes follow the body: they are not consumed.
+    /// let progress = decoder.decode(b"helloGET /")?;
+    /// assert_eq!((progress.consumed, progress.data, progress.finished), (5, 0..5, true));
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// A chunked body returns the framing error it found (and every later
@@ -246,6 +258,19 @@ impl Decoder {
 
     /// Tells the decoder the peer closed the connection.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    /// use ringstream_core::Error;
+    ///
+    /// let mut decoder = Decoder::length(5);
+    /// decoder.decode(b"hel")?;
+    /// // The peer closed two bytes short.
+    /// assert_eq!(decoder.finish_eof(), Err(Error::UnexpectedEof));
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::UnexpectedEof`] if a length or chunked body is incomplete (or
@@ -264,6 +289,18 @@ impl Decoder {
     }
 
     /// Whether the body is complete.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    ///
+    /// let mut decoder = Decoder::length(2);
+    /// assert!(!decoder.is_finished());
+    /// decoder.decode(b"ok")?;
+    /// assert!(decoder.is_finished());
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub fn is_finished(&self) -> bool {
         match &self.kind {
             Kind::Length(d) => d.is_finished(),
@@ -274,6 +311,19 @@ impl Decoder {
 
     /// Body bytes still expected, if known: the rest of a `Content-Length`
     /// body, or the rest of the current chunk while inside chunk data.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    ///
+    /// let mut decoder = Decoder::length(5);
+    /// decoder.decode(b"hel")?;
+    /// assert_eq!(decoder.remaining_hint(), Some(2));
+    /// // A body read until the peer closes has no known length.
+    /// assert_eq!(Decoder::eof().remaining_hint(), None);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub fn remaining_hint(&self) -> Option<u64> {
         match &self.kind {
             Kind::Length(d) => Some(d.remaining()),
@@ -288,6 +338,20 @@ impl Decoder {
     ///
     /// Without `alloc` a chunked body's trailer fields are checked as
     /// strictly as with it, and then dropped: keeping them needs a heap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::Decoder;
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut decoder = Decoder::chunked(Limits::DEFAULT);
+    /// decoder.decode(b"0\r\nx-sum: 42\r\n\r\n")?;
+    /// assert_eq!(decoder.trailers().next(), Some(("x-sum", &b"42"[..])));
+    /// // Other bodies have none.
+    /// assert_eq!(Decoder::length(0).trailers().next(), None);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[cfg(feature = "alloc")]
     #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
     pub fn trailers(&self) -> Trailers<'_> {
@@ -324,6 +388,17 @@ pub struct LengthDecoder {
 
 impl LengthDecoder {
     /// A decoder expecting exactly `n` body bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::LengthDecoder;
+    ///
+    /// let decoder = LengthDecoder::new(5);
+    /// assert_eq!(decoder.remaining(), 5);
+    /// assert!(!decoder.is_finished());
+    /// assert!(LengthDecoder::new(0).is_finished());
+    /// ```
     pub const fn new(n: u64) -> LengthDecoder {
         LengthDecoder {
             remaining: n,
@@ -341,6 +416,17 @@ impl LengthDecoder {
     }
 
     /// Takes up to the remaining length from `input`; all of it is data.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::LengthDecoder;
+    ///
+    /// let mut decoder = LengthDecoder::new(3);
+    /// let progress = decoder.decode(b"abcdef")?;
+    /// assert_eq!((progress.consumed, progress.data, progress.finished), (3, 0..3, true));
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -360,6 +446,20 @@ impl LengthDecoder {
 
     /// The peer closed the connection.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::LengthDecoder;
+    /// use ringstream_core::Error;
+    ///
+    /// let mut decoder = LengthDecoder::new(5);
+    /// decoder.decode(b"hel")?;
+    /// assert_eq!(decoder.finish_eof(), Err(Error::UnexpectedEof));
+    /// // The decoder stays failed.
+    /// assert_eq!(decoder.decode(b"lo"), Err(Error::UnexpectedEof));
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::UnexpectedEof`] if body bytes are still missing.
@@ -375,11 +475,35 @@ impl LengthDecoder {
     }
 
     /// Whether every body byte has been taken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::LengthDecoder;
+    ///
+    /// let mut decoder = LengthDecoder::new(2);
+    /// decoder.decode(b"o")?;
+    /// assert!(!decoder.is_finished());
+    /// decoder.decode(b"k")?;
+    /// assert!(decoder.is_finished());
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub const fn is_finished(&self) -> bool {
         self.remaining == 0 && self.error.is_none()
     }
 
     /// Body bytes still expected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::LengthDecoder;
+    ///
+    /// let mut decoder = LengthDecoder::new(5);
+    /// decoder.decode(b"hel")?;
+    /// assert_eq!(decoder.remaining(), 2);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub const fn remaining(&self) -> u64 {
         self.remaining
     }
@@ -537,6 +661,18 @@ impl State {
 
 impl ChunkedDecoder {
     /// A decoder at the start of a chunked body, bounded by `limits`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::ChunkedDecoder;
+    /// use ringstream_core::{Error, Limits};
+    ///
+    /// let limits = Limits { max_body_len: 4, ..Limits::DEFAULT };
+    /// let mut decoder = ChunkedDecoder::new(limits);
+    /// // The chunk would take the body past the limit: none of it is handed out.
+    /// assert_eq!(decoder.decode(b"5\r\nhello\r\n"), Err(Error::BodyTooLarge));
+    /// ```
     pub const fn new(limits: Limits) -> ChunkedDecoder {
         ChunkedDecoder {
             state: State::SizeStart,
@@ -558,6 +694,27 @@ impl ChunkedDecoder {
     /// Decodes one step over `input`: framing up to and including at most
     /// one run of chunk data, plus the framing that follows it up to the
     /// next chunk's data or the end of the body.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::ChunkedDecoder;
+    /// use ringstream_core::{Error, Limits};
+    ///
+    /// // A step stops after one run of data; a chunk split between reads is
+    /// // resumed from the decoder's state.
+    /// let mut decoder = ChunkedDecoder::new(Limits::DEFAULT);
+    /// let progress = decoder.decode(b"3\r\nab")?;
+    /// assert_eq!((progress.consumed, progress.data), (5, 3..5));
+    /// let progress = decoder.decode(b"c\r\n0\r\n\r\n")?;
+    /// assert_eq!((progress.data, progress.finished), (0..1, true));
+    ///
+    /// // A bare LF does not end a line, and the decoder stays failed.
+    /// let mut decoder = ChunkedDecoder::new(Limits::DEFAULT);
+    /// assert_eq!(decoder.decode(b"3\nabc"), Err(Error::BareLf));
+    /// assert_eq!(decoder.decode(b"3\r\nabc"), Err(Error::BareLf));
+    /// # Ok::<(), Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -637,6 +794,19 @@ impl ChunkedDecoder {
 
     /// The peer closed the connection.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::ChunkedDecoder;
+    /// use ringstream_core::{Error, Limits};
+    ///
+    /// let mut decoder = ChunkedDecoder::new(Limits::DEFAULT);
+    /// decoder.decode(b"3\r\nabc\r\n")?;
+    /// // The peer closed before the last chunk.
+    /// assert_eq!(decoder.finish_eof(), Err(Error::UnexpectedEof));
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::UnexpectedEof`] unless the body is complete, or the error
@@ -653,12 +823,40 @@ impl ChunkedDecoder {
     }
 
     /// Whether the last chunk and the trailer section have been decoded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::ChunkedDecoder;
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut decoder = ChunkedDecoder::new(Limits::DEFAULT);
+    /// decoder.decode(b"0\r\n")?;
+    /// // The trailer section's empty line is still to come.
+    /// assert!(!decoder.is_finished());
+    /// decoder.decode(b"\r\n")?;
+    /// assert!(decoder.is_finished());
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub fn is_finished(&self) -> bool {
         self.state == State::Done && self.error.is_none()
     }
 
     /// The data bytes left in the current chunk while inside chunk data,
     /// zero once finished, otherwise unknown.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::ChunkedDecoder;
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut decoder = ChunkedDecoder::new(Limits::DEFAULT);
+    /// assert_eq!(decoder.remaining_hint(), None); // the size line is still to come
+    /// decoder.decode(b"5\r\nhe")?;
+    /// assert_eq!(decoder.remaining_hint(), Some(3));
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub fn remaining_hint(&self) -> Option<u64> {
         match self.state {
             State::Data => Some(self.size),
@@ -671,6 +869,19 @@ impl ChunkedDecoder {
     /// arrival order, values trimmed of surrounding whitespace.
     ///
     /// Without `alloc` trailer fields are checked, then dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::decode::ChunkedDecoder;
+    /// use ringstream_core::Limits;
+    ///
+    /// let mut decoder = ChunkedDecoder::new(Limits::DEFAULT);
+    /// decoder.decode(b"0\r\nx-sum: 42\r\n\r\n")?;
+    /// assert!(decoder.is_finished());
+    /// assert_eq!(decoder.trailers().next(), Some(("x-sum", &b"42"[..])));
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[cfg(feature = "alloc")]
     #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
     pub fn trailers(&self) -> Trailers<'_> {

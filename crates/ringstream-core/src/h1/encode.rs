@@ -43,11 +43,40 @@ pub struct LengthEncoder {
 
 impl LengthEncoder {
     /// An encoder for a body of exactly `len` bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::LengthEncoder;
+    /// use ringstream_core::Error;
+    ///
+    /// let mut encoder = LengthEncoder::new(5);
+    /// encoder.encode(3)?;
+    /// assert_eq!(encoder.remaining(), 2);
+    /// assert_eq!(encoder.finish(), Err(Error::BodyUnderflow));
+    /// encoder.encode(2)?;
+    /// encoder.finish()?;
+    /// # Ok::<(), Error>(())
+    /// ```
     pub const fn new(len: u64) -> LengthEncoder {
         LengthEncoder { remaining: len }
     }
 
     /// Accounts for `n` more body bytes about to be written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::LengthEncoder;
+    /// use ringstream_core::Error;
+    ///
+    /// let mut encoder = LengthEncoder::new(2);
+    /// encoder.encode(2)?;
+    /// // Nothing is accounted: the caller must not send that byte.
+    /// assert_eq!(encoder.encode(1), Err(Error::BodyOverflow));
+    /// assert_eq!(encoder.remaining(), 0);
+    /// # Ok::<(), Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -62,6 +91,20 @@ impl LengthEncoder {
 
     /// Checks the whole body was written.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::LengthEncoder;
+    /// use ringstream_core::Error;
+    ///
+    /// let mut encoder = LengthEncoder::new(3);
+    /// encoder.encode(2)?;
+    /// assert_eq!(encoder.finish(), Err(Error::BodyUnderflow));
+    /// encoder.encode(1)?;
+    /// assert_eq!(encoder.finish(), Ok(()));
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::BodyUnderflow`] if bytes are still missing.
@@ -74,6 +117,17 @@ impl LengthEncoder {
     }
 
     /// Body bytes still to be written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::LengthEncoder;
+    ///
+    /// let mut encoder = LengthEncoder::new(10);
+    /// encoder.encode(4)?;
+    /// assert_eq!(encoder.remaining(), 6);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub const fn remaining(&self) -> u64 {
         self.remaining
     }
@@ -94,6 +148,7 @@ impl LengthEncoder {
 /// # Examples
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] { // `Vec<u8>` as the output buffer
 /// use ringstream_core::h1::encode::ChunkedEncoder;
 /// use ringstream_core::h1::CRLF;
 ///
@@ -108,6 +163,7 @@ impl LengthEncoder {
 /// }
 /// encoder.last_chunk([("x-checksum", &b"abc"[..])], &mut wire).unwrap();
 /// assert_eq!(wire, b"c\r\nhello, world\r\n0\r\nx-checksum: abc\r\n\r\n");
+/// # }
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ChunkedEncoder {
@@ -119,11 +175,38 @@ impl ChunkedEncoder {
     pub const CRLF: &'static [u8] = CRLF;
 
     /// An encoder writing chunk sizes in lowercase hex.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ChunkedEncoder;
+    /// use ringstream_core::SliceBuf;
+    ///
+    /// let mut tx = [0u8; 32];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// ChunkedEncoder::new().write_chunk(&[b'.'; 26], &mut out)?;
+    /// assert_eq!(&out.written()[..4], b"1a\r\n");
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     pub const fn new() -> ChunkedEncoder {
         ChunkedEncoder { uppercase: false }
     }
 
     /// An encoder writing chunk sizes in uppercase hex.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ChunkedEncoder;
+    /// use ringstream_core::SliceBuf;
+    ///
+    /// let mut tx = [0u8; 32];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// ChunkedEncoder::uppercase().write_chunk(&[b'.'; 26], &mut out)?;
+    /// assert_eq!(&out.written()[..4], b"1A\r\n");
+    /// assert_eq!(out.room(), 0);
+    /// # Ok::<(), ringstream_core::OutOfSpace>(())
+    /// ```
     pub const fn uppercase() -> ChunkedEncoder {
         ChunkedEncoder { uppercase: true }
     }
@@ -221,11 +304,13 @@ impl ChunkedEncoder {
     ///
     /// ```
     /// use ringstream_core::h1::encode::ChunkedEncoder;
+    /// use ringstream_core::SliceBuf;
     ///
-    /// let mut out = Vec::new();
+    /// let mut tx = [0u8; 16];
+    /// let mut out = SliceBuf::new(&mut tx);
     /// ChunkedEncoder::new().write_chunk(b"", &mut out)?;
     /// ChunkedEncoder::new().write_chunk(b"abc", &mut out)?;
-    /// assert_eq!(out, b"3\r\nabc\r\n");
+    /// assert_eq!(out.written(), b"3\r\nabc\r\n");
     /// # Ok::<(), ringstream_core::OutOfSpace>(())
     /// ```
     ///
@@ -253,6 +338,26 @@ impl ChunkedEncoder {
 
     /// Appends the end of the body: `0\r\n`, the trailer fields, and the
     /// final CRLF.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ChunkedEncoder;
+    /// use ringstream_core::{Error, SliceBuf};
+    ///
+    /// let mut tx = [0u8; 32];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// let encoder = ChunkedEncoder::new();
+    /// encoder.last_chunk([("x-sum", &b"42"[..])], &mut out)?;
+    /// assert_eq!(out.written(), b"0\r\nx-sum: 42\r\n\r\n");
+    ///
+    /// // A framing field may not be a trailer; nothing is written.
+    /// out.clear();
+    /// let framing = [("content-length", &b"1"[..])];
+    /// assert_eq!(encoder.last_chunk(framing, &mut out), Err(Error::ForbiddenTrailer));
+    /// assert!(out.is_empty());
+    /// # Ok::<(), Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -318,6 +423,7 @@ impl ChunkedEncoder {}
 /// # Examples
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] { // `Vec<u8>` as the output buffer
 /// use ringstream_core::h1::{Encoder, ResponseFraming};
 ///
 /// let mut wire = Vec::new();
@@ -332,6 +438,7 @@ impl ChunkedEncoder {}
 /// let mut encoder = Encoder::new(ResponseFraming::Length(4));
 /// encoder.encode(3)?;
 /// assert!(encoder.finish([], &mut wire).is_err()); // one byte short
+/// # }
 /// # Ok::<(), ringstream_core::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -349,6 +456,18 @@ enum EncoderKind {
 
 impl Encoder {
     /// The encoder for a body framed as `framing`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// assert!(Encoder::new(ResponseFraming::Length(5)).sends_body());
+    /// assert!(Encoder::new(ResponseFraming::CloseDelimited).is_close_delimited());
+    /// // A response to `HEAD` announces a length but sends no body.
+    /// let head = ResponseFraming::NoBody { content_length: Some(5) };
+    /// assert!(!Encoder::new(head).sends_body());
+    /// ```
     #[inline]
     pub const fn new(framing: ResponseFraming) -> Encoder {
         let kind = match framing {
@@ -361,12 +480,31 @@ impl Encoder {
     }
 
     /// Whether body bytes are sent at all (not for `HEAD`, `204`, `304`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// assert!(Encoder::new(ResponseFraming::Chunked).sends_body());
+    /// let not_modified = ResponseFraming::NoBody { content_length: None };
+    /// assert!(!Encoder::new(not_modified).sends_body());
+    /// ```
     #[inline]
     pub const fn sends_body(&self) -> bool {
         !matches!(self.kind, EncoderKind::NoBody)
     }
 
     /// Whether the body ends by closing the connection.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// assert!(Encoder::new(ResponseFraming::CloseDelimited).is_close_delimited());
+    /// assert!(!Encoder::new(ResponseFraming::Chunked).is_close_delimited());
+    /// ```
     #[inline]
     pub const fn is_close_delimited(&self) -> bool {
         matches!(self.kind, EncoderKind::CloseDelimited)
@@ -376,6 +514,20 @@ impl Encoder {
     /// [`prefix`](BodyFrame::prefix), the data, then
     /// [`suffix`](BodyFrame::suffix). Empty data needs no frame at all (a
     /// zero-size chunk would end a chunked body) and gets empty pieces.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// let mut encoder = Encoder::new(ResponseFraming::Chunked);
+    /// let frame = encoder.encode(11)?;
+    /// assert_eq!(frame.prefix(), b"b\r\n");
+    /// assert_eq!(frame.suffix(), b"\r\n");
+    /// // Empty data gets empty pieces: a zero-size chunk would end the body.
+    /// assert_eq!(encoder.encode(0)?.len(), 0);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -470,6 +622,23 @@ impl Encoder {
     /// Ends the body: writes the last chunk and the `trailers` to `out` for
     /// a chunked body (other framings send no trailers and write nothing).
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    /// use ringstream_core::{Error, SliceBuf};
+    ///
+    /// let mut tx = [0u8; 16];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// Encoder::new(ResponseFraming::Chunked).finish([], &mut out)?;
+    /// assert_eq!(out.written(), b"0\r\n\r\n");
+    ///
+    /// let mut short = Encoder::new(ResponseFraming::Length(2));
+    /// short.encode(1)?;
+    /// assert_eq!(short.finish([], &mut out), Err(Error::BodyUnderflow));
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::BodyUnderflow`] if a `Content-Length` body is short; the
@@ -510,18 +679,52 @@ pub struct BodyFrame {
 
 impl BodyFrame {
     /// The bytes to send before the data (a chunk-size line, or nothing).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// let frame = Encoder::new(ResponseFraming::Chunked).encode(300)?;
+    /// assert_eq!(frame.prefix(), b"12c\r\n");
+    /// // A `Content-Length` body needs no framing.
+    /// let frame = Encoder::new(ResponseFraming::Length(300)).encode(300)?;
+    /// assert_eq!((frame.prefix(), frame.suffix()), (&b""[..], &b""[..]));
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub fn prefix(&self) -> &[u8] {
         self.prefix.as_ref().map_or(&[][..], ChunkPrefix::as_bytes)
     }
 
     /// The bytes to send after the data (CRLF after a chunk, or nothing).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// assert_eq!(Encoder::new(ResponseFraming::Chunked).encode(3)?.suffix(), b"\r\n");
+    /// assert_eq!(Encoder::new(ResponseFraming::CloseDelimited).encode(3)?.suffix(), b"");
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[inline]
     pub const fn suffix(&self) -> &'static [u8] {
         self.suffix
     }
 
     /// The framing bytes in all, prefix and suffix.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Encoder, ResponseFraming};
+    ///
+    /// // `5\r\n` before the data, `\r\n` after it.
+    /// let frame = Encoder::new(ResponseFraming::Chunked).encode(5)?;
+    /// assert_eq!(frame.len(), 5);
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     #[inline]
     pub fn len(&self) -> usize {
@@ -548,11 +751,32 @@ pub struct ChunkPrefix {
 
 impl ChunkPrefix {
     /// The bytes of the size line.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ChunkedEncoder;
+    ///
+    /// let prefix = ChunkedEncoder::new().chunk_prefix(4096).expect("not empty");
+    /// assert_eq!(prefix.as_bytes(), b"1000\r\n");
+    /// assert_eq!(prefix.len(), 6);
+    /// // Empty data has no chunk: a zero-size one would end the body.
+    /// assert!(ChunkedEncoder::new().chunk_prefix(0).is_none());
+    /// ```
     pub fn as_bytes(&self) -> &[u8] {
         self.buf.get(..usize::from(self.len)).unwrap_or(&[])
     }
 
     /// Length of the size line in bytes, CRLF included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ChunkedEncoder;
+    ///
+    /// // `ff\r\n`
+    /// assert_eq!(ChunkedEncoder::new().chunk_prefix(255).map(|p| p.len()), Some(4));
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub const fn len(&self) -> usize {
         self.len as usize

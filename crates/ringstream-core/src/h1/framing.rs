@@ -34,6 +34,16 @@ pub enum BodyFraming {
 
 impl BodyFraming {
     /// Whether the framing says the body is empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::BodyFraming;
+    ///
+    /// assert!(BodyFraming::Length(0).is_empty());
+    /// // A chunked body may turn out empty, but its framing does not say so.
+    /// assert!(!BodyFraming::Chunked.is_empty());
+    /// ```
     #[inline]
     pub const fn is_empty(self) -> bool {
         matches!(self, BodyFraming::None | BodyFraming::Length(0))
@@ -41,6 +51,15 @@ impl BodyFraming {
 
     /// The body length in bytes, when the framing tells it (`None` is a
     /// length of zero).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::BodyFraming;
+    ///
+    /// assert_eq!(BodyFraming::Length(42).length(), Some(42));
+    /// assert_eq!(BodyFraming::Chunked.length(), None);
+    /// ```
     #[inline]
     pub const fn length(self) -> Option<u64> {
         match self {
@@ -83,11 +102,30 @@ pub enum ResponseFraming {
 
 impl ResponseFraming {
     /// Whether body bytes may be sent.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ResponseFraming;
+    ///
+    /// assert!(ResponseFraming::Chunked.has_body());
+    /// // A response to `HEAD` advertises a length but sends no body.
+    /// assert!(!ResponseFraming::NoBody { content_length: Some(5) }.has_body());
+    /// ```
     pub const fn has_body(self) -> bool {
         !matches!(self, ResponseFraming::NoBody { .. })
     }
 
     /// Whether the connection must close after the response.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ResponseFraming;
+    ///
+    /// assert!(ResponseFraming::CloseDelimited.requires_close());
+    /// assert!(!ResponseFraming::Length(5).requires_close());
+    /// ```
     pub const fn requires_close(self) -> bool {
         matches!(self, ResponseFraming::CloseDelimited)
     }

@@ -309,6 +309,14 @@ pub enum ContentCoding {
 
 impl ContentCoding {
     /// The `Content-Encoding` token.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::negotiate::ContentCoding;
+    ///
+    /// assert_eq!(ContentCoding::Gzip.token(), "gzip");
+    /// ```
     pub const fn token(self) -> &'static str {
         match self {
             ContentCoding::Br => "br",
@@ -318,6 +326,14 @@ impl ContentCoding {
 
     /// The conventional file-name suffix of a variant precompressed with
     /// this coding.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::negotiate::ContentCoding;
+    ///
+    /// assert_eq!(ContentCoding::Br.suffix(), ".br");
+    /// ```
     pub const fn suffix(self) -> &'static str {
         match self {
             ContentCoding::Br => ".br",
@@ -444,6 +460,16 @@ impl AcceptableCodings {
     };
 
     /// The codings, most preferred first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::negotiate::{acceptable_codings, ContentCoding};
+    ///
+    /// let offered = [ContentCoding::Br, ContentCoding::Gzip];
+    /// assert_eq!(acceptable_codings(Some(b"br"), &offered).as_slice(), [ContentCoding::Br]);
+    /// assert!(acceptable_codings(None, &offered).as_slice().is_empty());
+    /// ```
     #[inline]
     pub fn as_slice(&self) -> &[ContentCoding] {
         self.codings.get(..usize::from(self.len)).unwrap_or(&[])

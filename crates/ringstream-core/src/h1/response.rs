@@ -43,6 +43,22 @@ pub struct ResponseHead<'a> {
 impl<'a> ResponseHead<'a> {
     /// An `HTTP/1.1` head with `status`, its canonical reason, no `Date` and
     /// no `Server`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::response::{write_response_head, ResponseHead};
+    /// use ringstream_core::h1::ResponseFraming;
+    /// use ringstream_core::SliceBuf;
+    ///
+    /// let mut tx = [0u8; 64];
+    /// let mut out = SliceBuf::new(&mut tx);
+    /// let head = ResponseHead::new(204).reason("Nothing Here");
+    /// let framing = ResponseFraming::NoBody { content_length: None };
+    /// write_response_head(&mut out, &head, [], framing, false)?;
+    /// assert_eq!(out.written(), b"HTTP/1.1 204 Nothing Here\r\n\r\n");
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub const fn new(status: u16) -> ResponseHead<'a> {
         ResponseHead {
             status,
@@ -54,24 +70,62 @@ impl<'a> ResponseHead<'a> {
     }
 
     /// With this reason phrase.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ResponseHead;
+    ///
+    /// assert_eq!(ResponseHead::new(200).reason, None); // "OK" is written
+    /// assert_eq!(ResponseHead::new(200).reason("Fine").reason, Some("Fine"));
+    /// ```
     pub const fn reason(mut self, reason: &'a str) -> ResponseHead<'a> {
         self.reason = Some(reason);
         self
     }
 
     /// With this `Date` value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{HttpDate, ResponseHead};
+    ///
+    /// let date = HttpDate::from_unix_secs(784_111_777);
+    /// let head = ResponseHead::new(200).date(date.as_bytes());
+    /// assert_eq!(head.date, b"Sun, 06 Nov 1994 08:49:37 GMT");
+    /// ```
     pub const fn date(mut self, date: &'a [u8]) -> ResponseHead<'a> {
         self.date = date;
         self
     }
 
     /// With this `Server` value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::ResponseHead;
+    ///
+    /// assert_eq!(ResponseHead::new(200).server, None);
+    /// assert_eq!(ResponseHead::new(200).server(b"ringstream").server, Some(&b"ringstream"[..]));
+    /// ```
     pub const fn server(mut self, server: &'a [u8]) -> ResponseHead<'a> {
         self.server = Some(server);
         self
     }
 
     /// With this status-line version.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{ResponseHead, Version};
+    ///
+    /// // A client that needs `HTTP/1.0` in the status line.
+    /// let head = ResponseHead::new(200).version(Version::Http10);
+    /// assert_eq!(head.version, Version::Http10);
+    /// ```
     pub const fn version(mut self, version: Version) -> ResponseHead<'a> {
         self.version = version;
         self
@@ -99,13 +153,15 @@ impl<'a> ResponseHead<'a> {
 /// ```
 /// use ringstream_core::h1::response::{write_response_head, ResponseHead};
 /// use ringstream_core::h1::ResponseFraming;
+/// use ringstream_core::SliceBuf;
 ///
-/// let mut out = Vec::new();
+/// let mut tx = [0u8; 128];
+/// let mut out = SliceBuf::new(&mut tx);
 /// let head = ResponseHead::new(200).date(b"Sun, 06 Nov 1994 08:49:37 GMT");
 /// let fields = [(&b"content-type"[..], &b"text/plain"[..])];
 /// write_response_head(&mut out, &head, fields, ResponseFraming::Length(5), false).unwrap();
 /// assert_eq!(
-///     out,
+///     out.written(),
 ///     b"HTTP/1.1 200 OK\r\n\
 ///       date: Sun, 06 Nov 1994 08:49:37 GMT\r\n\
 ///       content-type: text/plain\r\n\
@@ -280,11 +336,13 @@ fn common_status_line(status: u16) -> Option<&'static [u8]> {
 ///
 /// ```
 /// use ringstream_core::h1::response::write_error_response;
+/// use ringstream_core::SliceBuf;
 ///
-/// let mut out = Vec::new();
+/// let mut tx = [0u8; 256];
+/// let mut out = SliceBuf::new(&mut tx);
 /// write_error_response(&mut out, 400, b"")?;
 /// assert_eq!(
-///     out,
+///     out.written(),
 ///     b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n\
 ///       content-length: 12\r\nconnection: close\r\n\r\nBad Request\n"
 /// );
@@ -312,10 +370,12 @@ where
 ///
 /// ```
 /// use ringstream_core::h1::response::write_unavailable_response;
+/// use ringstream_core::SliceBuf;
 ///
-/// let mut out = Vec::new();
+/// let mut tx = [0u8; 256];
+/// let mut out = SliceBuf::new(&mut tx);
 /// write_unavailable_response(&mut out, 1, b"")?;
-/// let text = std::str::from_utf8(&out).unwrap();
+/// let text = std::str::from_utf8(out.written()).unwrap();
 /// assert!(text.starts_with("HTTP/1.1 503 Service Unavailable\r\n"));
 /// assert!(text.contains("\r\nretry-after: 1\r\n"));
 /// assert!(text.contains("\r\nconnection: close\r\n"));

@@ -19,6 +19,15 @@ pub enum Version {
 
 impl Version {
     /// The protocol string as it appears on the wire.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::Version;
+    ///
+    /// assert_eq!(Version::Http11.as_str(), "HTTP/1.1");
+    /// assert_eq!(Version::Http10.as_str(), "HTTP/1.0");
+    /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
             Version::Http10 => "HTTP/1.0",

@@ -33,11 +33,30 @@ impl ConsumeError {
     }
 
     /// How many bytes the caller asked to consume.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// let mut ring = FixedRing::new([0u8; 8]);
+    /// assert_eq!(ring.try_consume(1).unwrap_err().requested(), 1);
+    /// ```
     pub const fn requested(&self) -> usize {
         self.requested
     }
 
     /// How many bytes the ring held.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// let mut ring = FixedRing::new([0u8; 8]);
+    /// ring.write(b"ab");
+    /// assert_eq!(ring.try_consume(3).unwrap_err().available(), 2);
+    /// ```
     pub const fn available(&self) -> usize {
         self.available
     }

@@ -113,30 +113,82 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     }
 
     /// Number of stored bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// let mut ring = FixedRing::new([0u8; 8]);
+    /// assert_eq!(ring.len(), 0);
+    /// ring.write(b"abc");
+    /// assert_eq!(ring.len(), 3);
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         self.span.len
     }
 
     /// Returns `true` if the ring holds no bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// let mut ring = FixedRing::new([0u8; 8]);
+    /// assert!(ring.is_empty());
+    /// ring.write(b"a");
+    /// assert!(!ring.is_empty());
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.span.len == 0
     }
 
     /// Number of bytes the ring can hold: the length of its storage.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// assert_eq!(FixedRing::new([0u8; 8]).capacity(), 8);
+    /// let mut storage = [0u8; 16];
+    /// assert_eq!(FixedRing::new(&mut storage[..]).capacity(), 16);
+    /// ```
     #[inline]
     pub fn capacity(&self) -> usize {
         self.storage.as_ref().len()
     }
 
     /// Number of bytes that can be written now: `capacity() - len()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// let mut ring = FixedRing::new([0u8; 8]);
+    /// ring.write(b"abc");
+    /// assert_eq!(ring.room(), 5);
+    /// ```
     #[inline]
     pub fn room(&self) -> usize {
         self.capacity() - self.span.len
     }
 
     /// Returns `true` if no byte can be written: `len() == capacity()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// let mut ring = FixedRing::new([0u8; 2]);
+    /// assert_eq!(ring.write(b"abc"), 2);
+    /// assert!(ring.is_full());
+    /// ```
     #[inline]
     pub fn is_full(&self) -> bool {
         self.span.len == self.capacity()
@@ -217,11 +269,6 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
 
     /// Discards the first `n` stored bytes in O(1).
     ///
-    /// # Panics
-    ///
-    /// Panics if `n > len()`. Use [`try_consume`](Self::try_consume) to get
-    /// an error instead.
-    ///
     /// # Examples
     ///
     /// ```
@@ -232,6 +279,11 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     /// ring.consume(4);
     /// assert_eq!(ring.as_slices().0, b"/ HTTP/1.1\r\n");
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n > len()`. Use [`try_consume`](Self::try_consume) to get
+    /// an error instead.
     #[inline]
     pub fn consume(&mut self, n: usize) {
         assert!(
@@ -271,6 +323,18 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     }
 
     /// Removes every stored byte.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::FixedRing;
+    ///
+    /// let mut ring = FixedRing::new([0u8; 8]);
+    /// ring.write(b"abc");
+    /// ring.clear();
+    /// assert!(ring.is_empty());
+    /// assert_eq!(ring.room(), 8);
+    /// ```
     #[inline]
     pub fn clear(&mut self) {
         self.span = Span::EMPTY;
@@ -398,10 +462,6 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     /// Marks the first `n` bytes of [`spare_mut`](Self::spare_mut) as
     /// written, making them part of the stored bytes.
     ///
-    /// # Panics
-    ///
-    /// Panics if `n` is larger than the run `spare_mut` returns.
-    ///
     /// # Examples
     ///
     /// ```
@@ -412,6 +472,10 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     /// ring.commit(2);
     /// assert_eq!(ring.len(), 2);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n` is larger than the run `spare_mut` returns.
     #[inline]
     pub fn commit(&mut self, n: usize) {
         let (run, _) = self.span.spare(self.capacity());
@@ -450,12 +514,6 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     /// Formats `args` into the ring, so `write!(ring, ...)` works without
     /// importing `core::fmt::Write`.
     ///
-    /// # Errors
-    ///
-    /// [`fmt::Error`] for a formatted piece that does not fit; none of that
-    /// piece is stored (see the [`fmt::Write`] implementation), but the
-    /// pieces before it are.
-    ///
     /// # Examples
     ///
     /// ```
@@ -465,6 +523,12 @@ impl<S: AsRef<[u8]> + AsMut<[u8]>> FixedRing<S> {
     /// write!(ring, "{} {}\n", "uptime", 42).unwrap();
     /// assert_eq!(ring.as_slices().0, b"uptime 42\n");
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`fmt::Error`] for a formatted piece that does not fit; none of that
+    /// piece is stored (see the [`fmt::Write`] implementation), but the
+    /// pieces before it are.
     #[inline]
     pub fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> fmt::Result {
         fmt::Write::write_fmt(self, args)

@@ -124,23 +124,65 @@ impl RingBuffer {
     }
 
     /// Returns `true` if the capacity of this ring is fixed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// assert!(RingBuffer::bounded(64).is_bounded());
+    /// assert!(!RingBuffer::new().is_bounded());
+    /// ```
     pub fn is_bounded(&self) -> bool {
         self.bounded
     }
 
     /// Number of stored bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::new();
+    /// ring.write(b"abc");
+    /// assert_eq!(ring.len(), 3);
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         self.span.len
     }
 
     /// Returns `true` if the ring holds no bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::new();
+    /// assert!(ring.is_empty());
+    /// ring.write(b"a");
+    /// assert!(!ring.is_empty());
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.span.len == 0
     }
 
     /// Number of bytes the ring can hold without growing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::with_capacity(100);
+    /// assert!(ring.capacity() >= 100);
+    /// // An unbounded ring grows past it.
+    /// ring.write(&[0; 200]);
+    /// assert!(ring.capacity() >= 200);
+    /// ```
     #[inline]
     pub fn capacity(&self) -> usize {
         self.cap
@@ -148,6 +190,16 @@ impl RingBuffer {
 
     /// Number of bytes that can be written right now without growing:
     /// `capacity() - len()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::with_capacity(16);
+    /// ring.write(b"abc");
+    /// assert_eq!(ring.room(), ring.capacity() - 3);
+    /// ```
     #[inline]
     pub fn room(&self) -> usize {
         self.cap - self.span.len
@@ -179,11 +231,6 @@ impl RingBuffer {
     /// `min(src.len(), room())` bytes. The copy is at most two `memcpy`
     /// calls.
     ///
-    /// # Panics
-    ///
-    /// Panics if an unbounded ring would need more than `usize::MAX` bytes,
-    /// like `Vec` does.
-    ///
     /// # Examples
     ///
     /// ```
@@ -196,6 +243,11 @@ impl RingBuffer {
     /// let mut bounded = RingBuffer::bounded(2);
     /// assert_eq!(bounded.write(b"hello"), 2);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if an unbounded ring would need more than `usize::MAX` bytes,
+    /// like `Vec` does.
     #[inline]
     pub fn write(&mut self, src: &[u8]) -> usize {
         if self.append_contiguous(src) {
@@ -277,11 +329,6 @@ impl RingBuffer {
 
     /// Discards the first `n` stored bytes in O(1).
     ///
-    /// # Panics
-    ///
-    /// Panics if `n > len()`. Use [`try_consume`](Self::try_consume) to get
-    /// an error instead.
-    ///
     /// # Examples
     ///
     /// ```
@@ -291,6 +338,11 @@ impl RingBuffer {
     /// ring.consume(4);
     /// assert_eq!(ring.as_slices().0, b"/ HTTP/1.1\r\n");
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n > len()`. Use [`try_consume`](Self::try_consume) to get
+    /// an error instead.
     #[inline]
     pub fn consume(&mut self, n: usize) {
         assert!(
@@ -304,10 +356,6 @@ impl RingBuffer {
     /// Discards the first `n` stored bytes, or returns an error and leaves
     /// the ring unchanged if it holds fewer than `n`.
     ///
-    /// # Errors
-    ///
-    /// Returns [`ConsumeError`] if `n > len()`.
-    ///
     /// # Examples
     ///
     /// ```
@@ -318,6 +366,10 @@ impl RingBuffer {
     /// assert!(ring.try_consume(3).is_ok());
     /// assert!(ring.is_empty());
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// Returns [`ConsumeError`] if `n > len()`.
     pub fn try_consume(&mut self, n: usize) -> Result<(), ConsumeError> {
         if n > self.span.len {
             return Err(ConsumeError::new(n, self.span.len));
@@ -327,6 +379,19 @@ impl RingBuffer {
     }
 
     /// Removes every stored byte. The capacity is kept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::RingBuffer;
+    ///
+    /// let mut ring = RingBuffer::with_capacity(16);
+    /// ring.write(b"abc");
+    /// let capacity = ring.capacity();
+    /// ring.clear();
+    /// assert!(ring.is_empty());
+    /// assert_eq!(ring.capacity(), capacity);
+    /// ```
     pub fn clear(&mut self) {
         self.span = Span::EMPTY;
     }
@@ -354,10 +419,6 @@ impl RingBuffer {
     ///
     /// On a bounded ring this does nothing: its capacity is fixed.
     ///
-    /// # Panics
-    ///
-    /// Panics if the new capacity would exceed `usize::MAX` bytes.
-    ///
     /// # Examples
     ///
     /// ```
@@ -367,6 +428,10 @@ impl RingBuffer {
     /// ring.reserve(100);
     /// assert!(ring.room() >= 100);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if the new capacity would exceed `usize::MAX` bytes.
     pub fn reserve(&mut self, additional: usize) {
         if !self.bounded && additional > self.room() {
             self.grow(additional);
@@ -494,10 +559,6 @@ impl RingBuffer {
     /// Marks the first `n` bytes of [`spare_mut`](Self::spare_mut) as
     /// written, making them part of the stored bytes.
     ///
-    /// # Panics
-    ///
-    /// Panics if `n` is larger than the run `spare_mut` returns.
-    ///
     /// # Examples
     ///
     /// ```
@@ -508,6 +569,10 @@ impl RingBuffer {
     /// ring.commit(2);
     /// assert_eq!(ring.len(), 2);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n` is larger than the run `spare_mut` returns.
     #[inline]
     pub fn commit(&mut self, n: usize) {
         let spare = self.spare_mut().len();
@@ -581,12 +646,6 @@ impl RingBuffer {
     /// importing `core::fmt::Write` or `std::io::Write` (having both traits
     /// in scope would make the macro ambiguous).
     ///
-    /// # Errors
-    ///
-    /// A bounded ring returns [`fmt::Error`] for a formatted piece that
-    /// does not fit, and stores none of that piece (see the
-    /// [`fmt::Write`] implementation).
-    ///
     /// # Examples
     ///
     /// ```
@@ -596,6 +655,12 @@ impl RingBuffer {
     /// write!(ring, "{} {}\n", "opendtu_uptime", 42).unwrap();
     /// assert_eq!(ring.as_slices().0, b"opendtu_uptime 42\n");
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// A bounded ring returns [`fmt::Error`] for a formatted piece that
+    /// does not fit, and stores none of that piece (see the
+    /// [`fmt::Write`] implementation).
     #[inline]
     pub fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> fmt::Result {
         fmt::Write::write_fmt(self, args)
@@ -917,15 +982,15 @@ unsafe impl bytes::BufMut for RingBuffer {
 
     /// Same as [`RingBuffer::commit`].
     ///
+    /// # Panics
+    ///
+    /// Panics if `cnt` exceeds the run `chunk_mut` returns.
+    ///
     /// # Safety
     ///
     /// Any `cnt` is memory-safe here since the ring's storage is always
     /// initialised; the trait's contract asks callers to have written the
     /// first `cnt` bytes of `chunk_mut`.
-    ///
-    /// # Panics
-    ///
-    /// Panics if `cnt` exceeds the run `chunk_mut` returns.
     #[inline]
     unsafe fn advance_mut(&mut self, cnt: usize) {
         self.commit(cnt);

@@ -45,6 +45,18 @@ impl ClosePayload {
 
     /// A payload with `code` and `reason`.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{CloseCode, ClosePayload, Error};
+    ///
+    /// let payload = ClosePayload::new(CloseCode::NORMAL, "bye")?;
+    /// assert_eq!(payload.as_bytes(), b"\x03\xe8bye");
+    /// // 1005 only reports a missing code: it never crosses the wire.
+    /// assert!(matches!(ClosePayload::new(CloseCode::NO_STATUS, ""), Err(Error::InvalidCloseCode)));
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::InvalidCloseCode`] if `code` may not be sent
@@ -71,14 +83,6 @@ impl ClosePayload {
     /// Parses a received Close payload: `None` for an empty one, else the
     /// code and the reason.
     ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidClosePayload`] for a one-byte payload,
-    /// [`Error::InvalidCloseCode`] for a code that may not be on the wire,
-    /// [`Error::InvalidCloseReason`] for a reason that is not UTF-8, and
-    /// [`Error::ControlFrameTooLong`] for more than 125 bytes — in that
-    /// order, so a bad code is reported before a bad reason.
-    ///
     /// # Examples
     ///
     /// ```
@@ -89,6 +93,14 @@ impl ClosePayload {
     /// assert_eq!(ClosePayload::parse(b"\x03\xed"), Err(Error::InvalidCloseCode));
     /// assert_eq!(ClosePayload::parse(b"\x03\xe8\xff"), Err(Error::InvalidCloseReason));
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidClosePayload`] for a one-byte payload,
+    /// [`Error::InvalidCloseCode`] for a code that may not be on the wire,
+    /// [`Error::InvalidCloseReason`] for a reason that is not UTF-8, and
+    /// [`Error::ControlFrameTooLong`] for more than 125 bytes — in that
+    /// order, so a bad code is reported before a bad reason.
     pub fn parse(payload: &[u8]) -> Result<Option<(CloseCode, &str)>, Error> {
         if payload.len() > MAX_CONTROL_PAYLOAD_LEN {
             return Err(Error::ControlFrameTooLong);
@@ -108,11 +120,31 @@ impl ClosePayload {
     }
 
     /// The payload bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{CloseCode, ClosePayload};
+    ///
+    /// assert_eq!(ClosePayload::new(CloseCode::GOING_AWAY, "")?.as_bytes(), b"\x03\xe9");
+    /// assert_eq!(ClosePayload::EMPTY.as_bytes(), b"");
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     pub fn as_bytes(&self) -> &[u8] {
         self.buf.get(..usize::from(self.len)).unwrap_or(&[])
     }
 
     /// The payload length in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{CloseCode, ClosePayload};
+    ///
+    /// // Two bytes of code, then the reason.
+    /// assert_eq!(ClosePayload::new(CloseCode::NORMAL, "bye")?.len(), 5);
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub const fn len(&self) -> usize {
         self.len as usize

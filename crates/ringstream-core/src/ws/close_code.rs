@@ -61,6 +61,15 @@ impl CloseCode {
     pub const TLS_HANDSHAKE: CloseCode = CloseCode(1015);
 
     /// The code as a number.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::CloseCode;
+    ///
+    /// assert_eq!(CloseCode::NORMAL.as_u16(), 1000);
+    /// assert_eq!(CloseCode::MESSAGE_TOO_BIG.as_u16(), 1009);
+    /// ```
     pub const fn as_u16(self) -> u16 {
         self.0
     }

@@ -148,6 +148,20 @@ impl Decoded {
 }
 
 /// A whole message found by [`Decoder::decode_whole`].
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::ws::{Decoder, MessageKind};
+///
+/// // A masked binary frame (key 0, so the payload reads as sent).
+/// let mut wire = *b"\x82\x83\x00\x00\x00\x00abc";
+/// let whole = Decoder::server().decode_whole(&mut wire)?.expect("a whole message");
+/// assert_eq!(whole.kind, MessageKind::Binary);
+/// assert_eq!(&wire[whole.payload.clone()], b"abc");
+/// assert_eq!(whole.consumed, 9);
+/// # Ok::<(), ringstream_core::ws::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WholeMessage {
     /// Text (checked as UTF-8) or binary.
@@ -160,6 +174,19 @@ pub struct WholeMessage {
 
 /// What a decode step found. Ranges index the input of the step that
 /// returned them, and their payload bytes are already unmasked.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::ws::{Decoder, Event};
+///
+/// // An unmasked Ping, as a server sends it.
+/// let mut ping = *b"\x89\x02hi";
+/// let decoded = Decoder::client().decode(&mut ping)?;
+/// assert_eq!(decoded.event, Some(Event::Ping(2..4)));
+/// assert_eq!(decoded.consumed, 4);
+/// # Ok::<(), ringstream_core::ws::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// A data message begins: its first frame head has been read.
@@ -280,6 +307,18 @@ enum State {
 
 impl Decoder {
     /// A decoder for `role` with `limits`, RSV bits refused.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Decoder, Limits, Role};
+    ///
+    /// let limits = Limits { max_message_len: 4, ..Limits::DEFAULT };
+    /// let mut decoder = Decoder::new(Role::Client, limits);
+    /// assert_eq!(decoder.role(), Role::Client);
+    /// let mut frame = *b"\x82\x05hello";
+    /// assert!(decoder.decode(&mut frame).is_err());
+    /// ```
     pub const fn new(role: Role, limits: Limits) -> Decoder {
         Decoder {
             role,
@@ -293,12 +332,32 @@ impl Decoder {
 
     /// A server's decoder (client frames must be masked) with the default
     /// [`Limits`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Decoder, Error};
+    ///
+    /// // A client's frames must be masked (RFC 6455 §5.1).
+    /// let mut unmasked = *b"\x81\x02hi";
+    /// assert_eq!(Decoder::server().decode(&mut unmasked).unwrap_err(), Error::UnmaskedFrame);
+    /// ```
     pub const fn server() -> Decoder {
         Decoder::new(Role::Server, Limits::DEFAULT)
     }
 
     /// A client's decoder (server frames must not be masked) with the
     /// default [`Limits`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Decoder, Error};
+    ///
+    /// // A server's frames must not be masked (RFC 6455 §5.1).
+    /// let mut masked = *b"\x81\x82\x00\x00\x00\x00hi";
+    /// assert_eq!(Decoder::client().decode(&mut masked).unwrap_err(), Error::MaskedFrame);
+    /// ```
     pub const fn client() -> Decoder {
         Decoder::new(Role::Client, Limits::DEFAULT)
     }
@@ -329,17 +388,51 @@ impl Decoder {
     }
 
     /// The role the decoder reads for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Decoder, Role};
+    ///
+    /// assert_eq!(Decoder::server().role(), Role::Server);
+    /// assert_eq!(Decoder::client().role(), Role::Client);
+    /// ```
     pub const fn role(&self) -> Role {
         self.role
     }
 
     /// The limits the decoder enforces.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Decoder, Limits, Role};
+    ///
+    /// let limits = Limits { max_message_len: 1 << 16, ..Limits::DEFAULT };
+    /// assert_eq!(Decoder::new(Role::Server, limits).limits(), limits);
+    /// assert_eq!(Decoder::server().limits(), Limits::DEFAULT);
+    /// ```
     pub const fn limits(&self) -> Limits {
         self.limits
     }
 
     /// Decodes one step over `input`, unmasking payload in place; see the
     /// [module docs](self) for the feeding order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Decoder, Event};
+    ///
+    /// let mut decoder = Decoder::client();
+    /// let mut wire = *b"\x81\x05hello";
+    /// // Part of a head: nothing to report yet, and nothing consumed.
+    /// let decoded = decoder.decode(&mut wire[..1])?;
+    /// assert_eq!((decoded.consumed, decoded.event), (0, None));
+    /// let decoded = decoder.decode(&mut wire)?;
+    /// assert!(matches!(decoded.event, Some(Event::MessageStart { len: Some(5), .. })));
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -466,8 +559,7 @@ impl Decoder {
     ///
     /// Returns `Ok(None)` and changes nothing for anything else (a partial
     /// frame, a fragment, a control frame, a compressed frame, no input):
-    /// [`decode`](Self::decode) then steps through it. Errors are those
-    /// `decode` would return for the same bytes, and stick the same way.
+    /// [`decode`](Self::decode) then steps through it.
     ///
     /// # Examples
     ///
@@ -483,6 +575,12 @@ impl Decoder {
     /// // The next frame is not complete yet.
     /// assert!(decoder.decode_whole(&mut wire[4..]).unwrap().is_none());
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those [`decode`](Self::decode) would return for the same bytes
+    /// ([`Error::close_code`] is the code to fail the connection with); the
+    /// decoder then stays failed.
     pub fn decode_whole(&mut self, input: &mut [u8]) -> Result<Option<WholeMessage>, Error> {
         if self.error.is_some() || self.message.is_some() || !matches!(self.state, State::Head) {
             return Ok(None);
@@ -524,6 +622,8 @@ impl Decoder {
     /// Whether the decoder waits for the first byte of a frame, with no
     /// event left to report without more input: given no bytes,
     /// [`decode`](Self::decode) would return nothing.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use ringstream_core::ws::Decoder;
@@ -623,11 +723,6 @@ impl Decoder {
 
     /// Tells the decoder the peer closed the connection.
     ///
-    /// # Errors
-    ///
-    /// [`Error::UnexpectedEof`] (close code 1006) unless the peer's Close
-    /// frame was read, or the error the decoder had already failed with.
-    ///
     /// # Examples
     ///
     /// ```
@@ -639,6 +734,11 @@ impl Decoder {
     /// assert_eq!(decoder.finish_eof(), Ok(()));
     /// # Ok::<(), Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnexpectedEof`] (close code 1006) unless the peer's Close
+    /// frame was read, or the error the decoder had already failed with.
     pub fn finish_eof(&mut self) -> Result<(), Error> {
         if let Some(e) = self.error {
             return Err(e);
@@ -650,16 +750,56 @@ impl Decoder {
     }
 
     /// Whether the peer's Close frame has been read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::Decoder;
+    ///
+    /// let mut decoder = Decoder::client();
+    /// let mut close = *b"\x88\x02\x03\xe8"; // Close 1000
+    /// decoder.decode(&mut close)?;
+    /// assert!(decoder.is_closed());
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     pub const fn is_closed(&self) -> bool {
         matches!(self.state, State::Closed) && self.error.is_none()
     }
 
     /// Whether a data message has started and not yet ended.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::Decoder;
+    ///
+    /// let mut decoder = Decoder::client();
+    /// // The first fragment of a text message (FIN unset).
+    /// let mut wire = *b"\x01\x03Hel";
+    /// assert!(!decoder.in_message());
+    /// decoder.decode(&mut wire)?; // the message starts
+    /// assert!(decoder.in_message());
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     pub const fn in_message(&self) -> bool {
         self.message.is_some()
     }
 
     /// The error the decoder failed with, if it has.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::Decoder;
+    ///
+    /// let mut decoder = Decoder::client();
+    /// // An opcode no extension defines (0x3).
+    /// let mut reserved = *b"\x83\x00";
+    /// assert!(decoder.decode(&mut reserved).is_err());
+    /// assert!(decoder.error().is_some());
+    /// // The decoder stays failed.
+    /// assert_eq!(decoder.decode(&mut [0x81, 0x00]).unwrap_err(), decoder.error().unwrap());
+    /// ```
     pub const fn error(&self) -> Option<Error> {
         self.error
     }

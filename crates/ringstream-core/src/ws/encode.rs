@@ -62,6 +62,16 @@ pub struct ControlFrame {
 impl ControlFrame {
     /// A Ping carrying `payload`.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{ControlFrame, Error};
+    ///
+    /// assert_eq!(ControlFrame::ping(b"")?.as_bytes(), b"\x89\x00");
+    /// assert!(matches!(ControlFrame::ping(&[0; 126]), Err(Error::ControlFrameTooLong)));
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::ControlFrameTooLong`] if `payload` is over 125 bytes.
@@ -71,6 +81,17 @@ impl ControlFrame {
 
     /// A Pong carrying `payload`: the payload of the Ping it answers, or
     /// any payload as an unsolicited heartbeat (RFC 6455 §5.5.3).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::ControlFrame;
+    ///
+    /// let pong = ControlFrame::pong(b"beat")?;
+    /// assert_eq!(pong.as_bytes(), b"\x8a\x04beat");
+    /// assert_eq!(pong.len(), 6);
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -116,11 +137,30 @@ impl ControlFrame {
     }
 
     /// The frame's bytes, head and payload.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::ControlFrame;
+    ///
+    /// assert_eq!(ControlFrame::ping(b"1")?.as_bytes(), b"\x89\x011");
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     pub fn as_bytes(&self) -> &[u8] {
         self.buf.get(..usize::from(self.len)).unwrap_or(&[])
     }
 
     /// Length of the frame in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::ControlFrame;
+    ///
+    /// // A 2-byte head, then the payload.
+    /// assert_eq!(ControlFrame::pong(b"beat")?.len(), 6);
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub const fn len(&self) -> usize {
         self.len as usize

@@ -189,6 +189,14 @@ impl Error {
     }
 
     /// A short lowercase description, the same text as `Display`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::Error;
+    ///
+    /// assert_eq!(Error::InvalidUtf8.as_str(), Error::InvalidUtf8.to_string());
+    /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
             Error::ReservedBits => "reserved bits set without an extension",

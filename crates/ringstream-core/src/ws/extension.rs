@@ -101,6 +101,14 @@ pub enum ParamsError {
 
 impl ParamsError {
     /// A short lowercase description, the same text as `Display`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::ParamsError;
+    ///
+    /// assert_eq!(ParamsError::Syntax.as_str(), ParamsError::Syntax.to_string());
+    /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
             ParamsError::OtherExtension => "not permessage-deflate",
@@ -164,6 +172,16 @@ pub struct DeflateParams {
 impl DeflateParams {
     /// No parameters: both ends keep their window from one message to the
     /// next, with windows of 2^15 bytes — the element `permessage-deflate`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{DeflateParams, Role};
+    ///
+    /// let params = DeflateParams::new();
+    /// assert_eq!(params.server_window_bits(), 15);
+    /// assert!(!params.send_no_context_takeover(Role::Server));
+    /// ```
     pub const fn new() -> DeflateParams {
         DeflateParams {
             server_no_context_takeover: false,
@@ -180,6 +198,19 @@ impl DeflateParams {
     /// Names are compared without regard to ASCII case, whitespace around
     /// `;` and `=` is ignored, and a value may be a quoted string
     /// (`server_max_window_bits="10"`, RFC 6455 §9.1).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{DeflateParams, Role};
+    ///
+    /// let offer = b"permessage-deflate; client_max_window_bits; server_max_window_bits=10";
+    /// let params = DeflateParams::parse(offer)?;
+    /// assert_eq!(params.send_window_bits(Role::Server), 10);
+    /// assert_eq!(params.client_window_bits(), 15);
+    /// assert!(DeflateParams::parse(b"x-webkit-deflate-frame").is_err());
+    /// # Ok::<(), ringstream_core::ws::ParamsError>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -263,18 +294,53 @@ impl DeflateParams {
 
     /// The server's LZ77 window: `server_max_window_bits`, or 15 without
     /// it (clamped to 8..=15).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::DeflateParams;
+    ///
+    /// let params = DeflateParams::parse(b"permessage-deflate; server_max_window_bits=10")?;
+    /// assert_eq!(params.server_window_bits(), 10);
+    /// assert_eq!(params.client_window_bits(), 15);
+    /// # Ok::<(), ringstream_core::ws::ParamsError>(())
+    /// ```
     pub const fn server_window_bits(&self) -> u8 {
         clamp_bits(self.server_max_window_bits)
     }
 
     /// The client's LZ77 window: `client_max_window_bits`, or 15 without
     /// it (clamped to 8..=15).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::DeflateParams;
+    ///
+    /// let params = DeflateParams::parse(b"permessage-deflate; client_max_window_bits=12")?;
+    /// assert_eq!(params.client_window_bits(), 12);
+    /// # Ok::<(), ringstream_core::ws::ParamsError>(())
+    /// ```
     pub const fn client_window_bits(&self) -> u8 {
         clamp_bits(self.client_max_window_bits)
     }
 
     /// Whether the end in `role` compresses each message it sends on its
     /// own, resetting its compressor after it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{DeflateParams, Role};
+    ///
+    /// let params = DeflateParams::parse(b"permessage-deflate; client_no_context_takeover")?;
+    /// // The client resets its compressor after each message...
+    /// assert!(params.send_no_context_takeover(Role::Client));
+    /// // ...so the server may reset its decompressor.
+    /// assert!(params.recv_no_context_takeover(Role::Server));
+    /// assert!(!params.send_no_context_takeover(Role::Server));
+    /// # Ok::<(), ringstream_core::ws::ParamsError>(())
+    /// ```
     pub const fn send_no_context_takeover(&self, role: Role) -> bool {
         match role {
             Role::Server => self.server_no_context_takeover,
@@ -285,6 +351,18 @@ impl DeflateParams {
     /// Whether the messages the end in `role` receives are each compressed
     /// on their own, so that its decompressor may be reset (or dropped)
     /// after each one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{DeflateParams, Role};
+    ///
+    /// let params = DeflateParams::parse(b"permessage-deflate; server_no_context_takeover")?;
+    /// // The server compresses each message alone: the client may reset.
+    /// assert!(params.recv_no_context_takeover(Role::Client));
+    /// assert!(!params.recv_no_context_takeover(Role::Server));
+    /// # Ok::<(), ringstream_core::ws::ParamsError>(())
+    /// ```
     pub const fn recv_no_context_takeover(&self, role: Role) -> bool {
         match role {
             Role::Server => self.client_no_context_takeover,
@@ -293,6 +371,18 @@ impl DeflateParams {
     }
 
     /// The LZ77 window the end in `role` may compress with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{DeflateParams, Role};
+    ///
+    /// let params = DeflateParams::parse(b"permessage-deflate; client_max_window_bits=9")?;
+    /// assert_eq!(params.send_window_bits(Role::Client), 9);
+    /// assert_eq!(params.recv_window_bits(Role::Server), 9);
+    /// assert_eq!(params.send_window_bits(Role::Server), 15);
+    /// # Ok::<(), ringstream_core::ws::ParamsError>(())
+    /// ```
     pub const fn send_window_bits(&self, role: Role) -> u8 {
         match role {
             Role::Server => self.server_window_bits(),
@@ -301,6 +391,16 @@ impl DeflateParams {
     }
 
     /// The LZ77 window of the messages the end in `role` receives.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{DeflateParams, Role};
+    ///
+    /// let params = DeflateParams::parse(b"permessage-deflate; server_max_window_bits=10")?;
+    /// assert_eq!(params.recv_window_bits(Role::Client), 10);
+    /// # Ok::<(), ringstream_core::ws::ParamsError>(())
+    /// ```
     pub const fn recv_window_bits(&self, role: Role) -> u8 {
         match role {
             Role::Server => self.client_window_bits(),
@@ -384,12 +484,30 @@ pub struct DeflateHeader {
 
 impl DeflateHeader {
     /// The value as text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::DeflateParams;
+    ///
+    /// let params = DeflateParams::parse(b"permessage-deflate; server_no_context_takeover")?;
+    /// assert_eq!(params.to_header().as_str(), "permessage-deflate; server_no_context_takeover");
+    /// # Ok::<(), ringstream_core::ws::ParamsError>(())
+    /// ```
     pub fn as_str(&self) -> &str {
         // Only ASCII is written.
         core::str::from_utf8(self.as_bytes()).unwrap_or_default()
     }
 
     /// The value as bytes, ready for a header value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::DeflateParams;
+    ///
+    /// assert_eq!(DeflateParams::new().to_header().as_bytes(), b"permessage-deflate");
+    /// ```
     pub fn as_bytes(&self) -> &[u8] {
         &self.buf[..self.len]
     }

@@ -72,6 +72,16 @@ pub enum OpCode {
 
 impl OpCode {
     /// The opcode of a 4-bit value, or `None` for a reserved value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::OpCode;
+    ///
+    /// assert_eq!(OpCode::from_u8(0x9), Some(OpCode::Ping));
+    /// assert_eq!(OpCode::from_u8(0x3), None); // reserved
+    /// assert!(OpCode::Ping.is_control());
+    /// ```
     pub const fn from_u8(value: u8) -> Option<OpCode> {
         match value {
             0x0 => Some(OpCode::Continuation),
@@ -85,6 +95,15 @@ impl OpCode {
     }
 
     /// The 4-bit value on the wire.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::OpCode;
+    ///
+    /// assert_eq!(OpCode::Text.as_u8(), 0x1);
+    /// assert_eq!(OpCode::from_u8(OpCode::Close.as_u8()), Some(OpCode::Close));
+    /// ```
     pub const fn as_u8(self) -> u8 {
         match self {
             OpCode::Continuation => 0x0,
@@ -99,6 +118,15 @@ impl OpCode {
     /// Whether this is a control opcode (Close, Ping, Pong): at most 125
     /// bytes of payload, never fragmented, allowed between the fragments of
     /// a data message (RFC 6455 §5.5).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::OpCode;
+    ///
+    /// assert!(OpCode::Close.is_control());
+    /// assert!(!OpCode::Continuation.is_control());
+    /// ```
     pub const fn is_control(self) -> bool {
         matches!(self, OpCode::Close | OpCode::Ping | OpCode::Pong)
     }
@@ -123,6 +151,14 @@ pub enum MessageKind {
 
 impl MessageKind {
     /// The opcode of the message's first frame.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{MessageKind, OpCode};
+    ///
+    /// assert_eq!(MessageKind::Binary.opcode(), OpCode::Binary);
+    /// ```
     pub const fn opcode(self) -> OpCode {
         match self {
             MessageKind::Text => OpCode::Text,
@@ -172,6 +208,18 @@ pub struct FrameHeader {
 impl FrameHeader {
     /// A final, unmasked frame head without RSV bits: what a server sends
     /// for a whole message or a control frame.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{FrameHeader, OpCode};
+    ///
+    /// let header = FrameHeader::new(OpCode::Binary, 300);
+    /// assert!(header.fin && header.mask.is_none());
+    /// // Two bytes, then a 16-bit length.
+    /// assert_eq!(header.encoded_len(), 4);
+    /// assert_eq!(header.encode().as_bytes(), [0x82, 126, 0x01, 0x2c]);
+    /// ```
     pub const fn new(opcode: OpCode, payload_len: u64) -> FrameHeader {
         FrameHeader {
             fin: true,
@@ -221,6 +269,15 @@ impl FrameHeader {
 
     /// The same head with RSV1 set to `rsv1`: permessage-deflate marks the
     /// first frame of a compressed message with it (RFC 7692 §6).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{FrameHeader, OpCode};
+    ///
+    /// let header = FrameHeader::new(OpCode::Text, 3).with_rsv1(true);
+    /// assert_eq!(header.encode().as_bytes(), [0xc1, 0x03]);
+    /// ```
     pub const fn with_rsv1(mut self, rsv1: bool) -> FrameHeader {
         self.rsv1 = rsv1;
         self
@@ -233,12 +290,6 @@ impl FrameHeader {
     /// size (2 to 14 bytes); the payload follows it. The bytes are checked in
     /// order as far as they go, so a bad first byte is reported even before
     /// the rest of the head has arrived.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::UnknownOpcode`], [`Error::FragmentedControlFrame`],
-    /// [`Error::ControlFrameTooLong`], [`Error::InvalidPayloadLength`].
-    /// RSV bits and the mask are reported as they are, not judged.
     ///
     /// # Examples
     ///
@@ -258,6 +309,12 @@ impl FrameHeader {
     /// );
     /// # Ok::<(), Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownOpcode`], [`Error::FragmentedControlFrame`],
+    /// [`Error::ControlFrameTooLong`], [`Error::InvalidPayloadLength`].
+    /// RSV bits and the mask are reported as they are, not judged.
     pub fn parse(input: &[u8]) -> Result<Option<(FrameHeader, usize)>, Error> {
         let Some(&b0) = input.first() else {
             return Ok(None);
@@ -312,6 +369,18 @@ impl FrameHeader {
     }
 
     /// The size of the encoded head in bytes (2 to 14).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{FrameHeader, OpCode};
+    ///
+    /// assert_eq!(FrameHeader::new(OpCode::Text, 125).encoded_len(), 2);
+    /// assert_eq!(FrameHeader::new(OpCode::Text, 126).encoded_len(), 4);
+    /// // A client's frame carries a 4-byte mask key.
+    /// let masked = FrameHeader { mask: Some([1, 2, 3, 4]), ..FrameHeader::new(OpCode::Text, 70_000) };
+    /// assert_eq!(masked.encoded_len(), 14);
+    /// ```
     pub const fn encoded_len(&self) -> usize {
         let len = match self.payload_len {
             0..=125 => 2,
@@ -351,6 +420,17 @@ impl FrameHeader {
 
     /// The head as bytes on the stack, ready for a vectored write ahead of
     /// the payload.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{FrameHeader, OpCode};
+    ///
+    /// // A payload over 65,535 bytes takes a 64-bit length.
+    /// let head = FrameHeader::new(OpCode::Text, 70_000).encode();
+    /// assert_eq!(head.len(), 10);
+    /// assert_eq!(&head.as_bytes()[..2], [0x81, 127]);
+    /// ```
     pub fn encode(&self) -> FrameHead {
         debug_assert!(self.payload_len <= MAX_PAYLOAD_LEN);
         let mut buf = [0u8; MAX_HEAD_LEN];
@@ -459,11 +539,27 @@ pub struct FrameHead {
 
 impl FrameHead {
     /// The bytes of the head.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{FrameHeader, OpCode};
+    ///
+    /// assert_eq!(FrameHeader::new(OpCode::Pong, 0).encode().as_bytes(), [0x8a, 0x00]);
+    /// ```
     pub fn as_bytes(&self) -> &[u8] {
         self.buf.get(..usize::from(self.len)).unwrap_or(&[])
     }
 
     /// Length of the head in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{FrameHeader, OpCode};
+    ///
+    /// assert_eq!(FrameHeader::new(OpCode::Binary, 1000).encode().len(), 4);
+    /// ```
     #[allow(clippy::len_without_is_empty)]
     pub const fn len(&self) -> usize {
         self.len as usize

@@ -51,12 +51,32 @@ pub struct AcceptKey([u8; 28]);
 
 impl AcceptKey {
     /// The value as text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::accept_key;
+    ///
+    /// // The example of RFC 6455 §1.3.
+    /// let key = accept_key(b"dGhlIHNhbXBsZSBub25jZQ==");
+    /// assert_eq!(key.as_str(), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+    /// ```
     pub fn as_str(&self) -> &str {
         // Base64 output is ASCII.
         core::str::from_utf8(&self.0).unwrap_or_default()
     }
 
     /// The value as bytes, ready for a header value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::accept_key;
+    ///
+    /// // The example of RFC 6455 §1.3, as a header value.
+    /// let key = accept_key(b"dGhlIHNhbXBsZSBub25jZQ==");
+    /// assert_eq!(key.as_bytes(), b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+    /// ```
     pub const fn as_bytes(&self) -> &[u8] {
         &self.0
     }
@@ -115,10 +135,6 @@ pub fn accept_key(key: &[u8]) -> AcceptKey {
 /// of exactly 16 bytes (RFC 6455 §4.1, §4.2.1). Surrounding whitespace is
 /// ignored.
 ///
-/// # Errors
-///
-/// [`Error::InvalidKey`].
-///
 /// # Examples
 ///
 /// ```
@@ -130,6 +146,10 @@ pub fn accept_key(key: &[u8]) -> AcceptKey {
 /// assert_eq!(check_key(b"dGhlIHNhbXBsZSBub25jZQ=a"), Err(Error::InvalidKey));
 /// assert_eq!(check_key(b"not base64 at all!!!!!=="), Err(Error::InvalidKey));
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidKey`].
 pub fn check_key(key: &[u8]) -> Result<(), Error> {
     let key = key.trim_ascii();
     if key.len() != KEY_LEN {
@@ -146,11 +166,6 @@ pub fn check_key(key: &[u8]) -> Result<(), Error> {
 /// Checks a `Sec-WebSocket-Version` value: it must be [`VERSION`]
 /// (RFC 6455 §4.2.1). Surrounding whitespace is ignored.
 ///
-/// # Errors
-///
-/// [`Error::UnsupportedVersion`]: refuse with `426 Upgrade Required` and
-/// `Sec-WebSocket-Version: 13` (RFC 6455 §4.4).
-///
 /// # Examples
 ///
 /// ```
@@ -159,6 +174,11 @@ pub fn check_key(key: &[u8]) -> Result<(), Error> {
 /// assert_eq!(check_version(b"13"), Ok(()));
 /// assert_eq!(check_version(b"8"), Err(Error::UnsupportedVersion));
 /// ```
+///
+/// # Errors
+///
+/// [`Error::UnsupportedVersion`]: refuse with `426 Upgrade Required` and
+/// `Sec-WebSocket-Version: 13` (RFC 6455 §4.4).
 pub fn check_version(version: &[u8]) -> Result<(), Error> {
     if version.trim_ascii() == VERSION.as_bytes() {
         Ok(())
@@ -195,11 +215,6 @@ pub fn is_websocket_upgrade(upgrade: &[u8]) -> bool {
 /// `Sec-WebSocket-Version` and it is `13`; there is exactly one
 /// `Sec-WebSocket-Key` and it is the base64 of 16 bytes.
 ///
-/// # Errors
-///
-/// [`Error::NotWebSocket`], [`Error::UnsupportedVersion`] or
-/// [`Error::InvalidKey`]; [`Error::status`] is the status to refuse with.
-///
 /// # Examples
 ///
 /// ```
@@ -221,6 +236,11 @@ pub fn is_websocket_upgrade(upgrade: &[u8]) -> bool {
 /// assert_eq!(accept(old).unwrap_err().status(), 426);
 /// # Ok::<(), Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::NotWebSocket`], [`Error::UnsupportedVersion`] or
+/// [`Error::InvalidKey`]; [`Error::status`] is the status to refuse with.
 pub fn accept<'a, I>(fields: I) -> Result<AcceptKey, Error>
 where
     I: IntoIterator<Item = (&'a str, &'a [u8])>,
@@ -264,11 +284,6 @@ where
 /// without a request body ([`Error::RequestBody`]: the bytes after the head
 /// are the session's). Then [`accept`] checks the WebSocket fields.
 ///
-/// # Errors
-///
-/// The first of the errors above that applies; [`Error::status`] is the
-/// status to refuse with.
-///
 /// # Examples
 ///
 /// ```
@@ -288,6 +303,11 @@ where
 /// assert_eq!(Error::NotGet.status(), 405);
 /// # Ok::<(), ringstream_core::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// The first of the errors above that applies; [`Error::status`] is the
+/// status to refuse with.
 pub fn check_request(method: &str, exchange: &Exchange) -> Result<(), Error> {
     if method != "GET" {
         return Err(Error::NotGet);

@@ -50,6 +50,20 @@ pub struct Utf8Validator {
 
 impl Utf8Validator {
     /// A validator at the start of a text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::Utf8Validator;
+    ///
+    /// // "é" split between two pieces.
+    /// let mut utf8 = Utf8Validator::new();
+    /// utf8.feed(&[0xc3])?;
+    /// assert!(!utf8.is_complete());
+    /// utf8.feed(&[0xa9])?;
+    /// utf8.finish()?;
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     pub const fn new() -> Utf8Validator {
         Utf8Validator {
             pending: [0; 4],
@@ -58,6 +72,15 @@ impl Utf8Validator {
     }
 
     /// Validates the next piece of the text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Error, Utf8Validator};
+    ///
+    /// // No UTF-8 text holds the byte 0xff.
+    /// assert_eq!(Utf8Validator::new().feed(b"ok \xff"), Err(Error::InvalidUtf8));
+    /// ```
     ///
     /// # Errors
     ///
@@ -104,6 +127,18 @@ impl Utf8Validator {
     /// Ends the text: checks that no code point is left incomplete, and
     /// resets the validator for the next text.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::{Error, Utf8Validator};
+    ///
+    /// // "€" cut after two of its three bytes.
+    /// let mut utf8 = Utf8Validator::new();
+    /// utf8.feed(&[0xe2, 0x82])?;
+    /// assert_eq!(utf8.finish(), Err(Error::InvalidUtf8));
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::InvalidUtf8`] if the text ends inside a code point.
@@ -118,6 +153,19 @@ impl Utf8Validator {
     }
 
     /// Whether the text so far ends on a code point boundary.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::ws::Utf8Validator;
+    ///
+    /// let mut utf8 = Utf8Validator::new();
+    /// utf8.feed("€".as_bytes())?;
+    /// assert!(utf8.is_complete());
+    /// utf8.feed(&[0xe2])?; // the first byte of another "€"
+    /// assert!(!utf8.is_complete());
+    /// # Ok::<(), ringstream_core::ws::Error>(())
+    /// ```
     pub const fn is_complete(&self) -> bool {
         self.len == 0
     }

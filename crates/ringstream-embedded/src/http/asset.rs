@@ -63,6 +63,15 @@ const FNV_PRIME: u64 = 0x0100_0000_01b3;
 /// Byte ranges (`Range`, `206`) are not served: a client asking for one
 /// gets the whole asset with `200`, as RFC 9110 §14.2 allows.
 ///
+/// # Large assets
+///
+/// The hashes are computed during constant evaluation, which rustc stops
+/// with an error (the deny-by-default lint `long_running_const_eval`)
+/// when one evaluation runs very long: past about 1 MiB of bytes in one
+/// asset, its gzip variant included (Rust 1.85 to 1.95). A firmware with larger
+/// assets can `#![allow(long_running_const_eval)]`, or give the tags
+/// itself with [`with_etags`](Self::with_etags).
+///
 /// # Examples
 ///
 /// A table of assets in a `static`, looked up by path:
@@ -107,15 +116,6 @@ const FNV_PRIME: u64 = 0x0100_0000_01b3;
 /// assert_eq!(INDEX.etag().len(), 18);
 /// assert_ne!(ASSETS[1].gzip_etag(), Some(ASSETS[1].etag()));
 /// ```
-///
-/// # Large assets
-///
-/// The hashes are computed during constant evaluation, which rustc stops
-/// with an error (the deny-by-default lint `long_running_const_eval`)
-/// when one evaluation runs very long: past about 1 MiB of bytes in one
-/// asset, its gzip variant included (Rust 1.85 to 1.95). A firmware with larger
-/// assets can `#![allow(long_running_const_eval)]`, or give the tags
-/// itself with [`with_etags`](Self::with_etags).
 #[derive(Clone, Copy)]
 pub struct Asset {
     path: &'static str,
@@ -174,11 +174,6 @@ impl Asset {
     /// asset too large to hash during constant evaluation. Call it after
     /// [`with_gzip`](Self::with_gzip), which computes the variant's tag.
     ///
-    /// # Panics
-    ///
-    /// If a tag is not 16 ASCII hexadecimal digits; in a `const`, that is
-    /// a compile error.
-    ///
     /// # Examples
     ///
     /// ```
@@ -188,6 +183,11 @@ impl Asset {
     ///     .with_etags(*b"0000000000010200", *b"0000000000010201");
     /// assert_eq!(FIRMWARE_PAGE.etag(), "\"0000000000010200\"");
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// If a tag is not 16 ASCII hexadecimal digits; in a `const`, that is
+    /// a compile error.
     pub const fn with_etags(self, identity: [u8; 16], gzip: [u8; 16]) -> Asset {
         Asset {
             etag: quoted(identity),
@@ -216,31 +216,92 @@ impl Asset {
     }
 
     /// The path it is served at.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Asset;
+    ///
+    /// const INDEX: Asset = Asset::new("/", "text/html", b"<h1>hello</h1>");
+    /// assert_eq!(INDEX.path(), "/");
+    /// ```
     pub const fn path(&self) -> &'static str {
         self.path
     }
 
     /// Its `Content-Type`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Asset;
+    ///
+    /// const STYLE: Asset = Asset::new("/style.css", "text/css", b"h1 { color: teal }");
+    /// assert_eq!(STYLE.content_type(), "text/css");
+    /// ```
     pub const fn content_type(&self) -> &'static str {
         self.content_type
     }
 
     /// Its bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Asset;
+    ///
+    /// const INDEX: Asset = Asset::new("/", "text/html", b"<h1>hello</h1>");
+    /// assert_eq!(INDEX.body(), b"<h1>hello</h1>");
+    /// ```
     pub const fn body(&self) -> &'static [u8] {
         self.body
     }
 
     /// Its gzip variant, if it has one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Asset;
+    ///
+    /// // In firmware, `include_bytes!("index.html.gz")`.
+    /// const GZIP: &[u8] = b"\x1f\x8b\x08\x00";
+    /// const INDEX: Asset = Asset::new("/", "text/html", b"<h1>hello</h1>").with_gzip(GZIP);
+    /// assert_eq!(INDEX.gzip(), Some(GZIP));
+    /// assert_eq!(Asset::new("/", "text/html", b"").gzip(), None);
+    /// ```
     pub const fn gzip(&self) -> Option<&'static [u8]> {
         self.gzip
     }
 
     /// The strong entity-tag of its bytes, quotes included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::{Asset, ETAG_LEN};
+    ///
+    /// const INDEX: Asset = Asset::new("/", "text/html", b"<h1>hello</h1>");
+    /// // A strong tag: 16 hexadecimal digits in quotes.
+    /// assert_eq!(INDEX.etag().len(), ETAG_LEN);
+    /// assert!(INDEX.etag().starts_with('"') && INDEX.etag().ends_with('"'));
+    /// ```
     pub const fn etag(&self) -> &str {
         tag_str(&self.etag)
     }
 
     /// The strong entity-tag of its gzip variant, quotes included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Asset;
+    ///
+    /// const INDEX: Asset = Asset::new("/", "text/html", b"<h1>hello</h1>").with_gzip(b"\x1f\x8b");
+    /// // The gzip variant has a tag of its own.
+    /// assert_ne!(INDEX.gzip_etag(), Some(INDEX.etag()));
+    /// assert_eq!(Asset::new("/", "text/html", b"").gzip_etag(), None);
+    /// ```
     pub const fn gzip_etag(&self) -> Option<&str> {
         match self.gzip {
             Some(_) => Some(tag_str(&self.gzip_etag)),

@@ -47,6 +47,17 @@ pub struct Buffers<const RX: usize = 1024, const TX: usize = 512> {
 
 impl<const RX: usize, const TX: usize> Buffers<RX, TX> {
     /// Zeroed buffers, usable in a `static` initialiser.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Buffers;
+    ///
+    /// // 1 KiB to receive, 512 bytes to transmit: the connection's only memory
+    /// // for bytes, besides its future.
+    /// let buffers = Buffers::<1024, 512>::new();
+    /// assert!(core::mem::size_of_val(&buffers) >= 1024 + 512);
+    /// ```
     pub const fn new() -> Self {
         const { assert!(TX >= 128, "the transmit buffer needs at least 128 bytes") };
         Buffers {
@@ -230,6 +241,21 @@ impl core::fmt::Debug for Release {
 
 impl Release {
     /// A release not requested, for a connection not idle.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Release;
+    ///
+    /// let release = Release::new();
+    /// assert!(!release.is_requested());
+    /// assert_eq!(release.idle_since(), None);
+    /// release.request();
+    /// assert!(release.is_requested());
+    /// // Ready for the next connection.
+    /// release.reset();
+    /// assert!(!release.is_requested());
+    /// ```
     pub const fn new() -> Self {
         Release {
             requested: Cell::new(false),
@@ -243,6 +269,19 @@ impl Release {
     /// requests (or while it waits for its first request with nothing
     /// received), at once if it waits now. A request in progress, and any
     /// request already received behind it, is served first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Release;
+    ///
+    /// let release = Release::new();
+    /// release.request();
+    /// assert!(release.is_requested());
+    /// // Asking twice is asking once.
+    /// release.request();
+    /// assert!(release.is_requested());
+    /// ```
     pub fn request(&self) {
         self.requested.set(true);
         if let Some(waker) = self.connection.take() {
@@ -252,6 +291,17 @@ impl Release {
 
     /// Whether [`request`](Self::request) was called since the last
     /// [`reset`](Self::reset).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Release;
+    ///
+    /// let release = Release::new();
+    /// assert!(!release.is_requested());
+    /// release.request();
+    /// assert!(release.is_requested());
+    /// ```
     pub fn is_requested(&self) -> bool {
         self.requested.get()
     }
@@ -259,11 +309,31 @@ impl Release {
     /// Since when the connection has waited, kept alive and idle, for its
     /// next request; `None` while it reads or answers one (and before its
     /// first request).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Release;
+    ///
+    /// // A connection that has not yet served a request is not idle.
+    /// assert_eq!(Release::new().idle_since(), None);
+    /// ```
     pub fn idle_since(&self) -> Option<Instant> {
         self.idle_since.get()
     }
 
     /// Wakes `waker` the next time the connection starts to wait idle.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Release;
+    ///
+    /// let release = Release::new();
+    /// // The lender's task, woken when the connection starts to wait idle.
+    /// release.watch(std::task::Waker::noop());
+    /// assert_eq!(release.idle_since(), None);
+    /// ```
     pub fn watch(&self, waker: &Waker) {
         match self.lender.take() {
             Some(w) if w.will_wake(waker) => self.lender.set(Some(w)),
@@ -273,6 +343,18 @@ impl Release {
 
     /// Makes the release ready for another connection: not requested, not
     /// idle, no waker.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Release;
+    ///
+    /// let release = Release::new();
+    /// release.request();
+    /// release.reset();
+    /// assert!(!release.is_requested());
+    /// assert_eq!(release.idle_since(), None);
+    /// ```
     pub fn reset(&self) {
         self.requested.set(false);
         self.idle_since.set(None);
@@ -309,6 +391,81 @@ impl Release {
 /// nothing received, and ends with `Ok(())` as soon as the release is
 /// requested; a new connection that has sent nothing ends so too. A
 /// request in progress is never cut by the release.
+///
+/// # Examples
+///
+/// The lender asks for the connection back once it waits idle, after two
+/// kept-alive requests: both were answered, and it ends at once.
+///
+/// ```
+/// use core::pin::pin;
+/// use core::task::Poll;
+/// use ringstream_embedded::embedded_io_async::{Read, Write};
+/// use ringstream_embedded::http::{
+///     serve_connection_with, App, Buffers, Error, Release, Request, Responder, Sent,
+/// };
+/// use ringstream_embedded::Config;
+/// # use core::convert::Infallible;
+/// # use ringstream_embedded::embedded_io_async::ErrorType;
+/// # /// A connection that was given `input`, then stays open and silent,
+/// # /// and keeps what is written to it.
+/// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+/// # fn open_wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+/// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+/// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+/// # impl Read for Wire<'_> {
+/// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+/// #         if self.input.is_empty() {
+/// #             core::future::pending::<()>().await;
+/// #         }
+/// #         let n = buf.len().min(self.input.len());
+/// #         buf[..n].copy_from_slice(&self.input[..n]);
+/// #         self.input = &self.input[n..];
+/// #         Ok(n)
+/// #     }
+/// # }
+/// # impl Write for Wire<'_> {
+/// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+/// #         let n = buf.len().min(self.output.len() - self.written);
+/// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+/// #         self.written += n;
+/// #         Ok(n)
+/// #     }
+/// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+/// # }
+/// # fn poll_once<F: core::future::Future>(f: core::pin::Pin<&mut F>) -> Poll<F::Output> {
+/// #     f.poll(&mut core::task::Context::from_waker(std::task::Waker::noop()))
+/// # }
+///
+/// struct Hello;
+///
+/// impl App for Hello {
+///     async fn handle<IO: Read + Write>(
+///         &self,
+///         _request: &Request<'_>,
+///         responder: &mut Responder<'_, IO>,
+///     ) -> Result<Sent, Error<IO::Error>> {
+///         responder.send(200, &[], b"hello").await
+///     }
+/// }
+///
+/// // `open_wire` makes an in-memory connection that stays open once its
+/// // input is read.
+/// let mut io = open_wire(b"GET /a HTTP/1.1\r\nHost: d\r\n\r\nGET /b HTTP/1.1\r\nHost: d\r\n\r\n");
+/// let release = Release::new();
+/// let mut buffers = Buffers::<1024, 512>::new();
+/// let config = Config::DEFAULT;
+/// {
+///     let mut serving = pin!(serve_connection_with(&mut io, &Hello, &mut buffers, &config, &release));
+///     while release.idle_since().is_none() {
+///         assert!(poll_once(serving.as_mut()).is_pending());
+///     }
+///     release.request();
+///     assert!(matches!(poll_once(serving.as_mut()), Poll::Ready(Ok(()))));
+/// }
+/// let sent = core::str::from_utf8(io.sent()).unwrap();
+/// assert_eq!(sent.matches("HTTP/1.1 200 OK\r\n").count(), 2);
+/// ```
 ///
 /// # Errors
 ///

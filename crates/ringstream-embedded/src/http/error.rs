@@ -56,6 +56,17 @@ impl<E> Error<E> {
     /// ([`ringstream_core::Error::status`]), 408 for a stalled body, 500 for
     /// a response the core refused or a handler's mistake; `None`
     /// when there is nobody to answer (I/O failed, the client left).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Error;
+    ///
+    /// // A body over the limit, refused before the response began.
+    /// let refused: Error<()> = Error::Http(ringstream_embedded::ringstream_core::Error::BodyTooLarge);
+    /// assert_eq!(refused.status(), Some(413));
+    /// assert_eq!(Error::<()>::Closed.status(), None);
+    /// ```
     pub fn status(&self) -> Option<u16> {
         match self {
             Error::Http(e) => Some(e.status()),

@@ -49,16 +49,88 @@ pub struct HttpHandler<A, const RX: usize = 1024, const TX: usize = 512> {
 
 impl<A: App, const RX: usize, const TX: usize> HttpHandler<A, RX, TX> {
     /// Serves `app` with `config`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{App, Error, HttpHandler, Request, Responder, Sent};
+    /// use ringstream_embedded::Config;
+    ///
+    /// struct NotFound;
+    ///
+    /// impl App for NotFound {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         responder.send(404, &[], b"").await
+    ///     }
+    /// }
+    ///
+    /// // `const`: a `static` needs no initialisation at run time.
+    /// static SERVER: HttpHandler<NotFound> = HttpHandler::new(NotFound, Config::DEFAULT);
+    /// assert_eq!(SERVER.config(), &Config::DEFAULT);
+    /// ```
     pub const fn new(app: A, config: Config) -> Self {
         HttpHandler { app, config }
     }
 
     /// The application.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{App, Error, HttpHandler, Request, Responder, Sent};
+    /// use ringstream_embedded::Config;
+    ///
+    /// struct Named(&'static str);
+    ///
+    /// impl App for Named {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         responder.send(200, &[], self.0.as_bytes()).await
+    ///     }
+    /// }
+    ///
+    /// let server: HttpHandler<Named> = HttpHandler::new(Named("sensor-7"), Config::DEFAULT);
+    /// assert_eq!(server.app().0, "sensor-7");
+    /// ```
     pub const fn app(&self) -> &A {
         &self.app
     }
 
     /// The settings.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use embassy_time::Duration;
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{App, Error, HttpHandler, Request, Responder, Sent};
+    /// use ringstream_embedded::Config;
+    ///
+    /// struct Hello;
+    ///
+    /// impl App for Hello {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         responder.send(200, &[], b"hello").await
+    ///     }
+    /// }
+    ///
+    /// let config = Config { io_timeout: Duration::from_secs(2), ..Config::DEFAULT };
+    /// let server: HttpHandler<Hello> = HttpHandler::new(Hello, config);
+    /// assert_eq!(server.config().io_timeout, Duration::from_secs(2));
+    /// ```
     pub const fn config(&self) -> &Config {
         &self.config
     }

@@ -54,6 +54,65 @@ use crate::Config;
 /// Proof that a response was written to its end: only
 /// [`Responder::finish`] and [`Responder::send`] make one, and
 /// [`App::handle`](super::App::handle) returns it.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_embedded::embedded_io_async::{Read, Write};
+/// use ringstream_embedded::http::{serve_connection, App, Buffers, Error, Request, Responder, Sent};
+/// use ringstream_embedded::Config;
+/// # use core::convert::Infallible;
+/// # use ringstream_embedded::embedded_io_async::ErrorType;
+/// # /// A connection that was given `input` and keeps what is written to it.
+/// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+/// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+/// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+/// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+/// # impl Read for Wire<'_> {
+/// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+/// #         let n = buf.len().min(self.input.len());
+/// #         buf[..n].copy_from_slice(&self.input[..n]);
+/// #         self.input = &self.input[n..];
+/// #         Ok(n)
+/// #     }
+/// # }
+/// # impl Write for Wire<'_> {
+/// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+/// #         let n = buf.len().min(self.output.len() - self.written);
+/// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+/// #         self.written += n;
+/// #         Ok(n)
+/// #     }
+/// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+/// # }
+/// # /// This connection never waits: poll the future to its end.
+/// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+/// #     let mut f = core::pin::pin!(f);
+/// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+/// #     loop {
+/// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+/// #     }
+/// # }
+///
+/// struct NoContent;
+///
+/// impl App for NoContent {
+///     async fn handle<IO: Read + Write>(
+///         &self,
+///         _request: &Request<'_>,
+///         responder: &mut Responder<'_, IO>,
+///     ) -> Result<Sent, Error<IO::Error>> {
+///         // Writing a whole response is the only way to get a `Sent`.
+///         responder.send(204, &[], b"").await
+///     }
+/// }
+///
+/// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+/// let mut io = wire(b"GET / HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n");
+/// let mut buffers = Buffers::<1024, 512>::new();
+/// block_on(serve_connection(&mut io, &NoContent, &mut buffers, &Config::DEFAULT)).unwrap();
+/// assert!(io.sent().starts_with(b"HTTP/1.1 204 No Content\r\n"));
+/// ```
 #[derive(Debug)]
 pub struct Sent(());
 
@@ -279,6 +338,68 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
     }
 
     /// Whether the response head has been written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{serve_connection, App, Buffers, Error, Request, Responder, Sent};
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    ///
+    /// struct Once;
+    ///
+    /// impl App for Once {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         assert!(!responder.is_started());
+    ///         responder.start(200, &[], Some(2)).await?;
+    ///         assert!(responder.is_started());
+    ///         responder.write_all(b"ok").await?;
+    ///         responder.finish().await
+    ///     }
+    /// }
+    ///
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(b"GET / HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n");
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Once, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().ends_with(b"\r\n\r\nok"));
+    /// ```
     pub fn is_started(&self) -> bool {
         self.state != State::Head
     }
@@ -322,6 +443,71 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
     /// body bytes. A client waiting for `100 Continue` is invited first if
     /// the handler has asked for the body; if not, it is never invited
     /// and the connection closes after the response.
+    ///
+    /// # Examples
+    ///
+    /// A body of unknown length, sent chunked:
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{serve_connection, App, Buffers, Error, Request, Responder, Sent};
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    ///
+    /// struct Greeting;
+    ///
+    /// impl App for Greeting {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         responder.start(200, &[("content-type", &b"text/plain"[..])], None).await?;
+    ///         responder.write_all(b"hello, ").await?;
+    ///         responder.write_all(b"world").await?;
+    ///         responder.finish().await
+    ///     }
+    /// }
+    ///
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(b"GET / HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n");
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Greeting, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// let sent = core::str::from_utf8(io.sent()).unwrap();
+    /// assert!(sent.contains("\r\ntransfer-encoding: chunked\r\n"));
+    /// assert!(sent.ends_with("\r\n0\r\n\r\n"));
+    /// ```
     ///
     /// # Errors
     ///
@@ -418,6 +604,70 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
     /// holds is sent, then the core's framing for the piece (a chunk-size
     /// line, or nothing), then the piece itself, from where it lies — a
     /// page in flash goes to the connection in one write.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{serve_connection, App, Buffers, Error, Request, Responder, Sent};
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    ///
+    /// struct Hello;
+    ///
+    /// impl App for Hello {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         responder.start(200, &[], Some(11)).await?;
+    ///         responder.write_all(b"hello").await?;
+    ///         responder.write_all(b" world").await?;
+    ///         responder.finish().await
+    ///     }
+    /// }
+    ///
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(b"GET / HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n");
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Hello, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert_eq!(
+    ///     io.sent(),
+    ///     b"HTTP/1.1 200 OK\r\ncontent-length: 11\r\nconnection: close\r\n\r\nhello world"
+    /// );
+    /// ```
     ///
     /// # Errors
     ///
@@ -526,6 +776,69 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
     /// written, the head), instead of waiting for the transmit buffer to
     /// fill: a server-sent event leaves as soon as it is written.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{serve_connection, App, Buffers, Error, Request, Responder, Sent};
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    ///
+    /// struct Progress;
+    ///
+    /// impl App for Progress {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         responder.start(200, &[], None).await?;
+    ///         responder.write_all(b"step 1\n").await?;
+    ///         // Sent now, while step 2 runs.
+    ///         responder.flush().await?;
+    ///         responder.write_all(b"step 2\n").await?;
+    ///         responder.finish().await
+    ///     }
+    /// }
+    ///
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(b"GET / HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n");
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Progress, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().ends_with(b"7\r\nstep 1\n\r\n7\r\nstep 2\n\r\n0\r\n\r\n"));
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Misuse`] before [`start`](Self::start) or after
@@ -545,6 +858,68 @@ impl<'c, IO: Read + Write> Responder<'c, IO> {
 
     /// Ends the response: the last body bytes, the end of a chunked body,
     /// everything sent.
+    ///
+    /// # Examples
+    ///
+    /// A body shorter than the length its head announced is an error:
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{serve_connection, App, Buffers, Error, Request, Responder, Sent};
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    ///
+    /// struct Short;
+    ///
+    /// impl App for Short {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         _request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         responder.start(200, &[], Some(5)).await?;
+    ///         responder.write_all(b"hel").await?;
+    ///         responder.finish().await
+    ///     }
+    /// }
+    ///
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(b"GET / HTTP/1.1\r\nHost: device\r\n\r\n");
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// let served = block_on(serve_connection(&mut io, &Short, &mut buffers, &Config::DEFAULT));
+    /// assert!(served.is_err());
+    /// ```
     ///
     /// # Errors
     ///

@@ -55,6 +55,71 @@ impl Default for WebSocketConfig {
 }
 
 /// What [`Responder::accept_websocket`] came to.
+///
+/// # Examples
+///
+/// A request that is no WebSocket handshake is refused, and answered:
+///
+/// ```
+/// use ringstream_embedded::embedded_io_async::{Read, Write};
+/// use ringstream_embedded::http::{
+///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+/// };
+/// use ringstream_embedded::Config;
+/// # use core::convert::Infallible;
+/// # use ringstream_embedded::embedded_io_async::ErrorType;
+/// # /// A connection that was given `input` and keeps what is written to it.
+/// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+/// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+/// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+/// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+/// # impl Read for Wire<'_> {
+/// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+/// #         let n = buf.len().min(self.input.len());
+/// #         buf[..n].copy_from_slice(&self.input[..n]);
+/// #         self.input = &self.input[n..];
+/// #         Ok(n)
+/// #     }
+/// # }
+/// # impl Write for Wire<'_> {
+/// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+/// #         let n = buf.len().min(self.output.len() - self.written);
+/// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+/// #         self.written += n;
+/// #         Ok(n)
+/// #     }
+/// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+/// # }
+/// # /// This connection never waits: poll the future to its end.
+/// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+/// #     let mut f = core::pin::pin!(f);
+/// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+/// #     loop {
+/// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+/// #     }
+/// # }
+///
+/// struct Ws;
+///
+/// impl App for Ws {
+///     async fn handle<IO: Read + Write>(
+///         &self,
+///         request: &Request<'_>,
+///         responder: &mut Responder<'_, IO>,
+///     ) -> Result<Sent, Error<IO::Error>> {
+///         match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+///             Upgrade::Accepted(ws) => Ok(ws.end()),
+///             Upgrade::Refused(sent) => Ok(sent),
+///         }
+///     }
+/// }
+///
+/// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+/// let mut io = wire(b"GET /ws HTTP/1.1\r\nHost: device\r\nConnection: close\r\n\r\n");
+/// let mut buffers = Buffers::<1024, 512>::new();
+/// block_on(serve_connection(&mut io, &Ws, &mut buffers, &Config::DEFAULT)).unwrap();
+/// assert!(io.sent().starts_with(b"HTTP/1.1 426 "));
+/// ```
 #[derive(Debug)]
 pub enum Upgrade<'a, IO: Read + Write> {
     /// `101 Switching Protocols` was sent: the connection is a WebSocket
@@ -68,6 +133,19 @@ pub enum Upgrade<'a, IO: Read + Write> {
 /// A piece of a data message: the whole message when it fits in the
 /// receive buffer, else consecutive pieces of it, the first with `first`
 /// and the last with `last` (a last piece may be empty).
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_embedded::http::Piece;
+/// use ringstream_embedded::ringstream_core::ws::MessageKind;
+///
+/// let whole = Piece { kind: MessageKind::Text, data: b"21.5", first: true, last: true };
+/// assert_eq!(whole.as_text(), Some("21.5"));
+/// // The first piece of a longer message is not a whole text.
+/// let part = Piece { last: false, ..whole };
+/// assert_eq!(part.as_text(), None);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Piece<'a> {
     /// Text or binary.
@@ -84,6 +162,18 @@ pub struct Piece<'a> {
 
 impl<'a> Piece<'a> {
     /// The piece as text, when it is a whole text message.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::http::Piece;
+    /// use ringstream_embedded::ringstream_core::ws::MessageKind;
+    ///
+    /// let text = Piece { kind: MessageKind::Text, data: b"on", first: true, last: true };
+    /// assert_eq!(text.as_text(), Some("on"));
+    /// let binary = Piece { kind: MessageKind::Binary, ..text };
+    /// assert_eq!(binary.as_text(), None);
+    /// ```
     pub fn as_text(&self) -> Option<&'a str> {
         match (self.kind, self.first && self.last) {
             (MessageKind::Text, true) => core::str::from_utf8(self.data).ok(),
@@ -93,6 +183,27 @@ impl<'a> Piece<'a> {
 }
 
 /// What [`WebSocket::receive`] got.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_embedded::http::{Piece, Received};
+/// use ringstream_embedded::ringstream_core::ws::{CloseCode, MessageKind};
+///
+/// fn describe(received: Received<'_>) -> &'static str {
+///     match received {
+///         Received::Piece(Piece { last: true, .. }) => "a message ended",
+///         Received::Piece(_) => "more of the message to come",
+///         Received::Closed { code, .. } if code == CloseCode::NORMAL => "closed normally",
+///         Received::Closed { .. } => "closed",
+///     }
+/// }
+///
+/// let piece = Piece { kind: MessageKind::Binary, data: b"\x01", first: true, last: true };
+/// assert_eq!(describe(Received::Piece(piece)), "a message ended");
+/// let closed = Received::Closed { code: CloseCode::NORMAL, reason: "" };
+/// assert_eq!(describe(closed), "closed normally");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Received<'a> {
     /// A piece of a data message.
@@ -130,6 +241,97 @@ pub enum Received<'a> {
 ///
 /// Nothing is allocated and no trait object is involved: the session
 /// borrows what the [`Responder`] holds.
+///
+/// # Examples
+///
+/// An echo session: the handshake of RFC 6455 §1.3, the masked "Hello" of
+/// §5.7, then the client's Close.
+///
+/// ```
+/// use ringstream_embedded::embedded_io_async::{Read, Write};
+/// use ringstream_embedded::http::{
+///     serve_connection, App, Buffers, Error, Received, Request, Responder, Sent, Upgrade,
+///     WebSocketConfig,
+/// };
+/// use ringstream_embedded::Config;
+/// # use core::convert::Infallible;
+/// # use ringstream_embedded::embedded_io_async::ErrorType;
+/// # /// A connection that was given `input` and keeps what is written to it.
+/// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+/// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+/// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+/// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+/// # impl Read for Wire<'_> {
+/// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+/// #         let n = buf.len().min(self.input.len());
+/// #         buf[..n].copy_from_slice(&self.input[..n]);
+/// #         self.input = &self.input[n..];
+/// #         Ok(n)
+/// #     }
+/// # }
+/// # impl Write for Wire<'_> {
+/// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+/// #         let n = buf.len().min(self.output.len() - self.written);
+/// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+/// #         self.written += n;
+/// #         Ok(n)
+/// #     }
+/// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+/// # }
+/// # /// This connection never waits: poll the future to its end.
+/// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+/// #     let mut f = core::pin::pin!(f);
+/// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+/// #     loop {
+/// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+/// #     }
+/// # }
+///
+/// struct Echo;
+///
+/// impl App for Echo {
+///     async fn handle<IO: Read + Write>(
+///         &self,
+///         request: &Request<'_>,
+///         responder: &mut Responder<'_, IO>,
+///     ) -> Result<Sent, Error<IO::Error>> {
+///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+///             Upgrade::Accepted(ws) => ws,
+///             Upgrade::Refused(sent) => return Ok(sent),
+///         };
+///         let mut copy = [0u8; 64];
+///         loop {
+///             let (kind, len) = match ws.receive().await? {
+///                 // A piece borrows the session's buffer: copy it to answer.
+///                 Received::Piece(piece) if piece.data.len() <= copy.len() => {
+///                     copy[..piece.data.len()].copy_from_slice(piece.data);
+///                     (piece.kind, piece.data.len())
+///                 }
+///                 Received::Piece(_) => continue,
+///                 // Echoed already: return, and the connection closes.
+///                 Received::Closed { .. } => return Ok(ws.end()),
+///             };
+///             ws.send(kind, &copy[..len]).await?;
+///         }
+///     }
+/// }
+///
+/// let mut input = Vec::new();
+/// input.extend_from_slice(
+///     b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+///       Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+/// );
+/// input.extend_from_slice(&[0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58]);
+/// input.extend_from_slice(&[0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe8]); // Close 1000
+/// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+/// let mut io = wire(&input);
+/// let mut buffers = Buffers::<1024, 512>::new();
+/// block_on(serve_connection(&mut io, &Echo, &mut buffers, &Config::DEFAULT)).unwrap();
+/// let sent = io.sent();
+/// assert!(sent.starts_with(b"HTTP/1.1 101 Switching Protocols\r\n"));
+/// // The unmasked "Hello", then the echoed Close.
+/// assert!(sent.ends_with(b"\r\n\r\n\x81\x05Hello\x88\x02\x03\xe8"));
+/// ```
 pub struct WebSocket<'a, IO: Read + Write> {
     io: &'a mut IO,
     rx: &'a mut [u8],
@@ -321,6 +523,94 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     /// Receives the next piece of a data message, or the client's Close;
     /// Pings are answered and Pongs taken on the way.
     ///
+    /// # Examples
+    ///
+    /// The client sends the masked "Hello" of RFC 6455 §5.7, then closes:
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Received, Request, Responder, Sent, Upgrade,
+    ///     WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::ringstream_core::ws::CloseCode;
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Listen;
+    ///
+    /// impl App for Listen {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         let mut messages = 0;
+    ///         loop {
+    ///             match ws.receive().await? {
+    ///                 Received::Piece(piece) => {
+    ///                     assert_eq!(piece.as_text(), Some("Hello"));
+    ///                     messages += 1;
+    ///                 }
+    ///                 Received::Closed { code, .. } => {
+    ///                     assert_eq!((code, messages), (CloseCode::NORMAL, 1));
+    ///                     return Ok(ws.end());
+    ///                 }
+    ///             }
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// let mut input = HANDSHAKE.to_vec();
+    /// input.extend_from_slice(&[0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58]);
+    /// input.extend_from_slice(&[0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe8]); // Close 1000
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(&input);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Listen, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// // The client's Close, echoed.
+    /// assert!(io.sent().ends_with(b"\x88\x02\x03\xe8"));
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::WebSocket`] for a protocol violation (the session was
@@ -511,6 +801,77 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
 
     /// Sends a text message.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Greet;
+    ///
+    /// impl App for Greet {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         ws.send_text("hello").await?;
+    ///         ws.flush().await?;
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(HANDSHAKE);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Greet, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// // One unmasked, final text frame.
+    /// assert!(io.sent().ends_with(b"\r\n\r\n\x81\x05hello"));
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Misuse`] after the session's Close was sent; an I/O error
@@ -524,6 +885,76 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     }
 
     /// Sends a binary message.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Reading;
+    ///
+    /// impl App for Reading {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         ws.send_binary(&215u16.to_be_bytes()).await?; // 21.5 °C, in tenths
+    ///         ws.flush().await?;
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(HANDSHAKE);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Reading, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().ends_with(b"\r\n\r\n\x82\x02\x00\xd7"));
+    /// ```
     ///
     /// # Errors
     ///
@@ -539,6 +970,85 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     /// Sends one message, unfragmented and unmasked: head and payload in
     /// one write through the transmit buffer when they fit in it, else
     /// the head, then the payload from where it lies.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    /// use ringstream_embedded::ringstream_core::ws::MessageKind;
+    ///
+    /// struct Send;
+    ///
+    /// impl App for Send {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         ws.send(MessageKind::Text, b"on").await?;
+    ///         ws.flush().await?;
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(HANDSHAKE);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Send, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().ends_with(b"\r\n\r\n\x81\x02on"));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`send_text`](Self::send_text).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`send_text`](Self::send_text).
     pub async fn send(&mut self, kind: MessageKind, data: &[u8]) -> Result<(), Error<IO::Error>> {
         if self.close_sent {
             return Err(Error::Misuse);
@@ -573,6 +1083,76 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     /// Formats one text message once into the transmit buffer, after room
     /// for its head, and sends it: `write!(ws, "...").await`.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Uptime;
+    ///
+    /// impl App for Uptime {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         write!(ws, "up {} s", 42).await?;
+    ///         ws.flush().await?;
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(HANDSHAKE);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Uptime, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().ends_with(b"\r\n\r\n\x81\x07up 42 s"));
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Format`] when the text does not fit in the transmit buffer
@@ -602,9 +1182,86 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
 
     /// Flushes what was sent, within the write deadline.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Flush;
+    ///
+    /// impl App for Flush {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         ws.send_text("ready").await?;
+    ///         // Out now, not when the session next waits to receive.
+    ///         ws.flush().await?;
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(HANDSHAKE);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Flush, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().ends_with(b"\x81\x05ready"));
+    /// ```
+    ///
     /// # Errors
     ///
     /// An I/O error or [`Error::TimedOut`].
+    ///
+    /// # Cancel safety
+    ///
+    /// The session keeps no state of its own across the flush, so dropping
+    /// it leaves the session usable; what a flush dropped midway leaves in
+    /// the connection is up to the connection's own `flush`.
     pub async fn flush(&mut self) -> Result<(), Error<IO::Error>> {
         match with_timeout(self.io_timeout, self.io.flush()).await {
             Ok(Ok(())) => Ok(()),
@@ -617,6 +1274,82 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     /// `code` and `reason` (cut to 123 bytes at a character boundary),
     /// then reads, dropping any data, until the client's Close or for at
     /// most [`Config::io_timeout`](crate::Config::io_timeout).
+    ///
+    /// # Examples
+    ///
+    /// The server closes first, and the client answers:
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::ringstream_core::ws::CloseCode;
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Bye;
+    ///
+    /// impl App for Bye {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         ws.close(CloseCode::GOING_AWAY, "restart").await?;
+    ///         // The client's Close has been read.
+    ///         assert!(ws.is_closed());
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3; the client answers the Close.
+    /// let mut input = HANDSHAKE.to_vec();
+    /// input.extend_from_slice(&[0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe9]); // Close 1001
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(&input);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Bye, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().ends_with(b"\r\n\r\n\x88\x09\x03\xe9restart"));
+    /// ```
     ///
     /// # Errors
     ///
@@ -662,6 +1395,80 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     /// (its opcode says the kind), the last with `last`. A message larger
     /// than any buffer can be sent, or echoed piece by piece, so.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::ringstream_core::ws::MessageKind;
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Pieces;
+    ///
+    /// impl App for Pieces {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         ws.send_fragment(MessageKind::Text, b"Hel", true, false).await?;
+    ///         ws.send_fragment(MessageKind::Text, b"lo", false, true).await?;
+    ///         ws.flush().await?;
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(HANDSHAKE);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Pieces, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// // The fragments of RFC 6455 §5.7: a text frame without FIN, then a
+    /// // final continuation frame.
+    /// assert!(io.sent().ends_with(b"\r\n\r\n\x01\x03Hel\x80\x02lo"));
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`send_text`](Self::send_text).
@@ -691,12 +1498,153 @@ impl<'a, IO: Read + Write> WebSocket<'a, IO> {
     }
 
     /// Whether the client's Close was received (or the session failed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    /// use ringstream_embedded::http::Received;
+    ///
+    /// struct Wait;
+    ///
+    /// impl App for Wait {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         let mut ws = match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             Upgrade::Accepted(ws) => ws,
+    ///             Upgrade::Refused(sent) => return Ok(sent),
+    ///         };
+    ///         assert!(!ws.is_closed());
+    ///         while let Received::Piece(_) = ws.receive().await? {}
+    ///         assert!(ws.is_closed());
+    ///         Ok(ws.end())
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3; the client then closes.
+    /// let mut input = HANDSHAKE.to_vec();
+    /// input.extend_from_slice(&[0x88, 0x80, 0, 0, 0, 0]); // Close, no code
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(&input);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Wait, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// ```
     pub fn is_closed(&self) -> bool {
         self.decoder.is_closed() || self.decoder.error().is_some()
     }
 
     /// Ends the session: the proof of the `101` for the handler to
     /// return; the connection closes after the handler.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::embedded_io_async::{Read, Write};
+    /// use ringstream_embedded::http::{
+    ///     serve_connection, App, Buffers, Error, Request, Responder, Sent, Upgrade, WebSocketConfig,
+    /// };
+    /// use ringstream_embedded::Config;
+    /// # use core::convert::Infallible;
+    /// # use ringstream_embedded::embedded_io_async::ErrorType;
+    /// # /// A connection that was given `input` and keeps what is written to it.
+    /// # struct Wire<'a> { input: &'a [u8], output: [u8; 1024], written: usize }
+    /// # fn wire(input: &[u8]) -> Wire<'_> { Wire { input, output: [0; 1024], written: 0 } }
+    /// # impl Wire<'_> { fn sent(&self) -> &[u8] { &self.output[..self.written] } }
+    /// # impl ErrorType for Wire<'_> { type Error = Infallible; }
+    /// # impl Read for Wire<'_> {
+    /// #     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.input.len());
+    /// #         buf[..n].copy_from_slice(&self.input[..n]);
+    /// #         self.input = &self.input[n..];
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl Write for Wire<'_> {
+    /// #     async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+    /// #         let n = buf.len().min(self.output.len() - self.written);
+    /// #         self.output[self.written..self.written + n].copy_from_slice(&buf[..n]);
+    /// #         self.written += n;
+    /// #         Ok(n)
+    /// #     }
+    /// #     async fn flush(&mut self) -> Result<(), Infallible> { Ok(()) }
+    /// # }
+    /// # /// This connection never waits: poll the future to its end.
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: device\r\nUpgrade: websocket\r\n\
+    /// #     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+    /// #     Sec-WebSocket-Version: 13\r\n\r\n";
+    ///
+    /// struct Hangup;
+    ///
+    /// impl App for Hangup {
+    ///     async fn handle<IO: Read + Write>(
+    ///         &self,
+    ///         request: &Request<'_>,
+    ///         responder: &mut Responder<'_, IO>,
+    ///     ) -> Result<Sent, Error<IO::Error>> {
+    ///         match responder.accept_websocket(request, &WebSocketConfig::DEFAULT).await? {
+    ///             // The `101` was sent: `end` is the proof to return.
+    ///             Upgrade::Accepted(ws) => Ok(ws.end()),
+    ///             Upgrade::Refused(sent) => Ok(sent),
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// // HANDSHAKE is the request of RFC 6455 §1.3.
+    /// // `wire` makes an in-memory connection, as in `serve_connection`'s example.
+    /// let mut io = wire(HANDSHAKE);
+    /// let mut buffers = Buffers::<1024, 512>::new();
+    /// block_on(serve_connection(&mut io, &Hangup, &mut buffers, &Config::DEFAULT)).unwrap();
+    /// assert!(io.sent().starts_with(b"HTTP/1.1 101 Switching Protocols\r\n"));
+    /// ```
     pub fn end(self) -> Sent {
         self.sent
     }

@@ -13,6 +13,24 @@ use super::Event;
 ///
 /// The publisher never waits for a subscriber and the ring never grows:
 /// the subscriber is told, and this says what it does.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy, Received};
+///
+/// // Two slots: a subscriber that reads nothing while three events are
+/// // published misses the first.
+/// let events: Broadcaster<2, 256, 1> = Broadcaster::new(OverflowPolicy::Close);
+/// let mut slow = events.subscribe(None).unwrap();
+/// for n in ["1", "2", "3"] {
+///     events.publish(&Event::new().data(n)).unwrap();
+/// }
+/// let mut buf = [0u8; 64];
+/// assert_eq!(slow.try_recv(&mut buf), Some(Received::Behind { skipped: 1 }));
+/// // Under `Close`, an event stream forwarding it ends here.
+/// assert_eq!(slow.policy(), OverflowPolicy::Close);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OverflowPolicy {
     /// Skip to the oldest event still held, after a comment
@@ -25,6 +43,18 @@ pub enum OverflowPolicy {
 }
 
 /// Why an event could not be published.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy, PublishError};
+///
+/// let events: Broadcaster<4, 16, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+/// let long = Event::new().data("longer than the ring");
+/// assert_eq!(events.publish(&long), Err(PublishError::TooLarge));
+/// events.close();
+/// assert_eq!(events.publish(&Event::new().data("x")), Err(PublishError::Closed));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PublishError {
@@ -47,6 +77,21 @@ impl core::fmt::Display for PublishError {
 impl core::error::Error for PublishError {}
 
 /// What a [`Subscriber`] found at its read position.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy, Received};
+///
+/// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+/// let mut subscriber = events.subscribe(None).unwrap();
+/// events.publish(&Event::new().data("on")).unwrap();
+/// events.close();
+/// let mut buf = [0u8; 64];
+/// assert_eq!(subscriber.try_recv(&mut buf), Some(Received::Event(10)));
+/// assert_eq!(&buf[..10], b"data: on\n\n");
+/// assert_eq!(subscriber.try_recv(&mut buf), Some(Received::Closed));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Received {
     /// The next event's wire bytes, copied into the caller's buffer: their
@@ -211,6 +256,17 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
     Broadcaster<SLOTS, BYTES, SUBSCRIBERS>
 {
     /// An empty broadcaster; `const`, so it can be built in place.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, OverflowPolicy};
+    ///
+    /// // 16 events, 2 KiB of event bytes, 4 subscribers: all of it inline.
+    /// let events = Broadcaster::<16, 2048, 4>::new(OverflowPolicy::DropOldest);
+    /// assert_eq!(events.policy(), OverflowPolicy::DropOldest);
+    /// assert_eq!((events.retained(), events.subscriber_count()), (0, 0));
+    /// ```
     pub const fn new(policy: OverflowPolicy) -> Self {
         Broadcaster {
             ring: RefCell::new(Ring {
@@ -233,6 +289,15 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
     }
 
     /// The policy for subscribers that fall behind.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, OverflowPolicy};
+    ///
+    /// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::Close);
+    /// assert_eq!(events.policy(), OverflowPolicy::Close);
+    /// ```
     pub fn policy(&self) -> OverflowPolicy {
         self.policy
     }
@@ -289,6 +354,20 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
     /// A subscriber, reading from the event after the one whose id is
     /// `last_event_id` if that is still in the ring, else from the next
     /// event published; `None` when all `SUBSCRIBERS` places are taken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, OverflowPolicy};
+    ///
+    /// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// let first = events.subscribe(None).unwrap();
+    /// assert_eq!(events.subscriber_count(), 1);
+    /// // One place: a second client gets none until the first leaves.
+    /// assert!(events.subscribe(None).is_none());
+    /// drop(first);
+    /// assert!(events.subscribe(None).is_some());
+    /// ```
     pub fn subscribe(
         &self,
         last_event_id: Option<&[u8]>,
@@ -308,28 +387,91 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
 
     /// Ends every stream once it has read what is held; later
     /// [`publish`](Self::publish) calls fail. For a shutdown.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy, PublishError};
+    ///
+    /// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// events.close();
+    /// assert!(events.is_closed());
+    /// assert_eq!(events.publish(&Event::new().data("late")), Err(PublishError::Closed));
+    /// ```
     pub fn close(&self) {
         self.ring.borrow_mut().closed = true;
         self.wake_all();
     }
 
     /// Whether [`close`](Self::close) was called.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, OverflowPolicy};
+    ///
+    /// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// assert!(!events.is_closed());
+    /// events.close();
+    /// assert!(events.is_closed());
+    /// ```
     pub fn is_closed(&self) -> bool {
         self.ring.borrow().closed
     }
 
     /// Subscribers alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, OverflowPolicy};
+    ///
+    /// let events: Broadcaster<4, 256, 2> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// let a = events.subscribe(None).unwrap();
+    /// let _b = events.subscribe(None).unwrap();
+    /// assert_eq!(events.subscriber_count(), 2);
+    /// drop(a);
+    /// assert_eq!(events.subscriber_count(), 1);
+    /// ```
     pub fn subscriber_count(&self) -> usize {
         self.taken.iter().filter(|t| t.get()).count()
     }
 
     /// Events held in the ring.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy};
+    ///
+    /// // Two slots: the third event overwrites the first.
+    /// let events: Broadcaster<2, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// for n in ["1", "2", "3"] {
+    ///     events.publish(&Event::new().data(n)).unwrap();
+    /// }
+    /// assert_eq!(events.retained(), 2);
+    /// ```
     pub fn retained(&self) -> usize {
         let ring = self.ring.borrow();
         usize::try_from(ring.next - ring.oldest).unwrap_or(usize::MAX)
     }
 
     /// Events skipped by subscribers that fell behind, in total.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy, Received};
+    ///
+    /// let events: Broadcaster<2, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// let mut slow = events.subscribe(None).unwrap();
+    /// for n in ["1", "2", "3"] {
+    ///     events.publish(&Event::new().data(n)).unwrap();
+    /// }
+    /// let mut buf = [0u8; 64];
+    /// assert_eq!(slow.try_recv(&mut buf), Some(Received::Behind { skipped: 1 }));
+    /// assert_eq!(events.dropped_total(), 1);
+    /// ```
     pub fn dropped_total(&self) -> u64 {
         self.ring.borrow().dropped_total
     }
@@ -359,6 +501,16 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
     Subscriber<'_, SLOTS, BYTES, SUBSCRIBERS>
 {
     /// The broadcaster's policy for a subscriber that falls behind.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, OverflowPolicy};
+    ///
+    /// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::Close);
+    /// let subscriber = events.subscribe(None).unwrap();
+    /// assert_eq!(subscriber.policy(), OverflowPolicy::Close);
+    /// ```
     pub fn policy(&self) -> OverflowPolicy {
         self.broadcaster.policy
     }
@@ -367,6 +519,21 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
     /// behind or that the broadcaster is closed; `None` when there is
     /// nothing new. An event longer than `buf` is skipped and reported as
     /// [`Received::Behind`]: give a buffer as long as the longest event.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy, Received};
+    ///
+    /// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// let mut subscriber = events.subscribe(None).unwrap();
+    /// let mut buf = [0u8; 4];
+    /// assert_eq!(subscriber.try_recv(&mut buf), None);
+    /// // `data: 21.5\n\n` does not fit in 4 bytes: it is skipped.
+    /// events.publish(&Event::new().data("21.5")).unwrap();
+    /// assert_eq!(subscriber.try_recv(&mut buf), Some(Received::Behind { skipped: 1 }));
+    /// assert_eq!(subscriber.try_recv(&mut buf), None);
+    /// ```
     pub fn try_recv(&mut self, buf: &mut [u8]) -> Option<Received> {
         let mut ring = self.broadcaster.ring.borrow_mut();
         if self.next < ring.oldest {
@@ -390,6 +557,28 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
 
     /// Waits until [`try_recv`](Self::try_recv) has something to say.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy, Received};
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    ///
+    /// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// let mut subscriber = events.subscribe(None).unwrap();
+    /// events.publish(&Event::new().data("on")).unwrap();
+    /// // Something is held: `ready` returns at once (`block_on` polls it), and
+    /// // the event is still there to read.
+    /// block_on(subscriber.ready());
+    /// let mut buf = [0u8; 64];
+    /// assert_eq!(subscriber.try_recv(&mut buf), Some(Received::Event(10)));
+    /// ```
+    ///
     /// # Cancel safety
     ///
     /// Cancel safe: it only waits; the position moves in `try_recv`.
@@ -412,6 +601,26 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
     }
 
     /// [`try_recv`](Self::try_recv), waiting for something to say.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy, Received};
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(std::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    ///
+    /// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+    /// let mut subscriber = events.subscribe(None).unwrap();
+    /// events.publish(&Event::new().data("on")).unwrap();
+    /// let mut buf = [0u8; 64];
+    /// // An event is held: `recv` is ready at once (`block_on` polls it).
+    /// assert_eq!(block_on(subscriber.recv(&mut buf)), Received::Event(10));
+    /// ```
     ///
     /// # Cancel safety
     ///

@@ -110,6 +110,16 @@ pub struct InvalidField {
 
 impl InvalidField {
     /// The name of the refused field (`"id"` or `"event"`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::Event;
+    ///
+    /// // A line break would end the field early.
+    /// let refused = Event::new().try_id("7\n8").unwrap_err();
+    /// assert_eq!(refused.field(), "id");
+    /// ```
     pub fn field(&self) -> &'static str {
         self.field
     }
@@ -253,6 +263,17 @@ impl<'a> Event<'a> {
     }
 
     /// The event's id, if it has one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::Event;
+    ///
+    /// let event = Event::new().try_id("42")?.data("21.5");
+    /// assert_eq!(event.id(), Some("42"));
+    /// assert_eq!(Event::new().data("21.5").id(), None);
+    /// # Ok::<(), ringstream_embedded::sse::InvalidField>(())
+    /// ```
     pub fn id(&self) -> Option<&'a str> {
         self.id
     }
@@ -310,6 +331,15 @@ impl<'a> Event<'a> {
     }
 
     /// The length of the event's wire bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_embedded::sse::Event;
+    ///
+    /// // `data: on\n\n`
+    /// assert_eq!(Event::new().data("on").encoded_len(), 10);
+    /// ```
     pub fn encoded_len(&self) -> usize {
         self.pieces().map(<[u8]>::len).sum()
     }

@@ -329,12 +329,41 @@ impl HeadParser {
     }
 
     /// The limits this parser enforces.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::HeadParser;
+    /// use ringstream_core::Limits;
+    ///
+    /// let limits = Limits { max_fields: 16, ..Limits::DEFAULT };
+    /// assert_eq!(HeadParser::new(limits).limits().max_fields, 16);
+    /// ```
     pub const fn limits(&self) -> &Limits {
         &self.limits
     }
 
     /// Forgets the current head, before parsing the next request on the
     /// connection (whose bytes then start at offset 0 of the buffer passed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{Field, HeadParser};
+    /// use ringstream_core::Limits;
+    ///
+    /// let wire = b"GET /a HTTP/1.1\r\nHost: d\r\n\r\nGET /b HTTP/1.1\r\nHost: d\r\n\r\n";
+    /// let mut parser = HeadParser::new(Limits::DEFAULT);
+    /// let mut fields = [Field::EMPTY; 8];
+    /// let first = parser.parse(wire, &mut fields)?.unwrap();
+    /// assert_eq!(first.target, "/a");
+    /// let next = first.head_len;
+    /// // The next request's bytes start at offset 0 of the buffer passed.
+    /// parser.reset();
+    /// let second = parser.parse(&wire[next..], &mut fields)?.unwrap();
+    /// assert_eq!(second.target, "/b");
+    /// # Ok::<(), ringstream_core::Error>(())
+    /// ```
     pub fn reset(&mut self) {
         self.scan = Scan::START;
     }

@@ -28,8 +28,8 @@ pub struct Config {
     /// `None`: never.
     /// Default 30 s.
     pub idle_timeout: Option<Duration>,
-    /// How long one [`send`](WebSocket::send) or
-    /// [`flush`](WebSocket::flush) may wait for the peer to take its bytes
+    /// How long one [`send`](super::WebSocket::send) or
+    /// [`flush`](super::WebSocket::flush) may wait for the peer to take its bytes
     /// (a peer that stopped reading); past it the send fails with
     /// [`Error::TimedOut`](crate::Error::TimedOut)`(`[`WebSocketWrite`](crate::error::Timeout::WebSocketWrite)`)`
     /// and the connection is

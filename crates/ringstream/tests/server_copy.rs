@@ -153,3 +153,60 @@ async fn small_chunked_frames_are_coalesced() {
         log.calls.len()
     );
 }
+
+/// A body of unknown length whose frames are all ready, and which says it
+/// has ended as soon as its last frame is taken.
+struct KnowsItsEnd {
+    frames: Vec<Bytes>,
+}
+
+impl http_body::Body for KnowsItsEnd {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
+        if self.frames.is_empty() {
+            return Poll::Ready(None);
+        }
+        Poll::Ready(Some(Ok(http_body::Frame::data(self.frames.remove(0)))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.frames.is_empty()
+    }
+}
+
+#[tokio::test]
+async fn a_body_that_says_it_ended_gets_its_last_chunk_after_its_last_frame() {
+    // One small frame and one large one (sent from its own memory): the
+    // last chunk follows whichever came last.
+    for sizes in [vec![10], vec![10, 10_000], vec![10_000]] {
+        let frames: Vec<Bytes> = sizes.iter().map(|&n| Bytes::from(vec![b'z'; n])).collect();
+        let service = service_fn(move |_req: http::Request<Incoming>| {
+            let body = KnowsItsEnd {
+                frames: frames.clone(),
+            };
+            async move { Ok::<_, Infallible>(http::Response::new(body)) }
+        });
+        let log = run(
+            b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+            service,
+        )
+        .await;
+        let text = String::from_utf8_lossy(&log.bytes);
+        let body = &text[text.find("\r\n\r\n").unwrap() + 4..];
+        let mut expected = String::new();
+        for &n in &sizes {
+            expected += &format!("{n:x}\r\n{}\r\n", "z".repeat(n));
+        }
+        expected += "0\r\n\r\n";
+        assert!(
+            body == expected,
+            "{sizes:?}: {} bytes, not as framed",
+            body.len()
+        );
+    }
+}

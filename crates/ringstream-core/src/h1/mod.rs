@@ -34,6 +34,8 @@ pub use decode::Trailers;
 pub use decode::{ChunkedDecoder, Decoder, LengthDecoder, Progress};
 pub mod date;
 pub use date::{DateCache, HttpDate, HTTP_DATE_LEN, MAX_HTTP_DATE_SECS};
+mod server_fields;
+pub use server_fields::{ServerFields, MAX_SERVER_NAME};
 pub mod response;
 pub use response::{
     reason_phrase, write_error_response, write_response_head, write_unavailable_response,

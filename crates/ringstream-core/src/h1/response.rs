@@ -6,6 +6,7 @@
 //! it was when a head is refused or does not fit.
 
 use super::framing::ResponseFraming;
+use super::server_fields::ServerFields;
 use super::syntax::{is_field_value, is_field_vchar, is_token, is_ws, list, parse_decimal, CRLF};
 use super::version::Version;
 use crate::out::{OutOfSpace, WriteBuf};
@@ -35,6 +36,10 @@ pub struct ResponseHead<'a> {
     pub date: &'a [u8],
     /// The `Server` value, if one is sent.
     pub server: Option<&'a [u8]>,
+    /// The server's own `date` and `server` lines, checked when they were
+    /// made and copied in one piece (after the status line, before `date`
+    /// and `server` if those are set too: give one or the other).
+    pub server_fields: Option<&'a ServerFields>,
     /// The version of the status line (a server answers `HTTP/1.1` to both
     /// versions, RFC 9110 §6.2).
     pub version: Version,
@@ -65,6 +70,7 @@ impl<'a> ResponseHead<'a> {
             reason: None,
             date: b"",
             server: None,
+            server_fields: None,
             version: Version::Http11,
         }
     }
@@ -112,6 +118,24 @@ impl<'a> ResponseHead<'a> {
     /// ```
     pub const fn server(mut self, server: &'a [u8]) -> ResponseHead<'a> {
         self.server = Some(server);
+        self
+    }
+
+    /// With these `date` and `server` lines, in place of [`date`](Self::date)
+    /// and [`server`](Self::server): checked once, when they were made, so
+    /// a head that carries them is written with one copy for both.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::h1::{ResponseHead, ServerFields};
+    ///
+    /// let own = ServerFields::new(Some(b"ringstream")).unwrap();
+    /// let head = ResponseHead::new(200).server_fields(&own);
+    /// assert!(head.server_fields.is_some() && head.date.is_empty());
+    /// ```
+    pub const fn server_fields(mut self, fields: &'a ServerFields) -> ResponseHead<'a> {
+        self.server_fields = Some(fields);
         self
     }
 
@@ -236,6 +260,9 @@ where
     O: WriteBuf + ?Sized,
 {
     write_status_line(out, head)?;
+    if let Some(own) = head.server_fields {
+        out.put(own.as_bytes())?;
+    }
     if !head.date.is_empty() {
         write_own_field(out, b"date: ", head.date)?;
     }

@@ -91,6 +91,11 @@ impl BodyPump {
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
+        // No body, or the service is done with it: nothing to feed (the
+        // common case, checked first).
+        if self.sender.is_none() {
+            return Ok(false);
+        }
         if self.total.is_some() {
             if let Some(failure) = self.past_total() {
                 return Err(failure);

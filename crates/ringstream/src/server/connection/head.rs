@@ -2,7 +2,7 @@
 //! deadlines, ask the core whether they form a head, and turn it into an
 //! `http::Request` that shares the head bytes.
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::pin::Pin;
 
 use bytes::Bytes;
@@ -50,6 +50,14 @@ pub(super) struct HeadReader {
     fields: Vec<(Span, Span)>,
     /// The idle and head-read deadline of this connection.
     timer: Pin<Box<Sleep>>,
+    /// The timer has been polled since it was last reset: it holds this
+    /// task's waker and wakes it when it fires, so until then it is not
+    /// polled again (see [`HeadReader::poll_timer`]).
+    timer_polled: bool,
+    /// When the idle deadline was last pushed back, in milliseconds since
+    /// the Unix epoch (from the clock reading that dated a response); 0
+    /// when the timer holds another deadline.
+    idle_pushed_millis: u64,
     /// No request has been read yet: the first one is awaited under the
     /// head deadline set at the start.
     awaiting_first: bool,
@@ -61,6 +69,8 @@ impl HeadReader {
             parser: HeadParser::new(config.limits),
             fields: Vec::new(),
             timer: Box::pin(sleep_until(tokio::time::Instant::now())),
+            timer_polled: false,
+            idle_pushed_millis: 0,
             awaiting_first: true,
         }
     }
@@ -70,7 +80,7 @@ impl HeadReader {
     /// silent holds a slot no longer than a slow head would.
     pub(super) fn await_first(&mut self, config: &Config) {
         let first_deadline = tokio::time::Instant::now() + config.head_timeout;
-        self.timer.as_mut().reset(first_deadline);
+        self.reset_timer(first_deadline);
         self.awaiting_first = true;
     }
 
@@ -106,25 +116,24 @@ impl HeadReader {
                     head_started = true;
                     if !self.awaiting_first {
                         let deadline = tokio::time::Instant::now() + config.head_timeout;
-                        self.timer.as_mut().reset(deadline);
+                        self.reset_timer(deadline);
                     }
                 }
             }
             let idle = !head_started;
             if idle && !self.awaiting_first {
-                self.push_back_idle_deadline(config);
+                self.push_back_idle_deadline(config, idle_since);
                 if !marked_idle {
                     marked_idle = true;
                     shutdown.slot().set_idle(idle_since);
                 }
             }
-            let timer = &mut self.timer;
             let read = tokio::select! {
                 biased;
                 // Waiting for the next request, the connection holds
                 // no read or write block (they go to the thread's pool).
                 read = poll_fn(|cx| stream.poll_fill_releasing(cx)) => read,
-                () = timer.as_mut() => {
+                () = poll_fn(|cx| self.poll_timer(cx)) => {
                     return Err(if idle {
                         HeadOutcome::Closed
                     } else {
@@ -167,16 +176,43 @@ impl HeadReader {
 
     /// The idle timer is coarse: it is pushed back only once it has drifted
     /// by an eighth of the timeout, so a busy keep-alive connection rarely
-    /// touches the timer wheel. An idle connection is closed after 7/8 to
-    /// 8/8 of the timeout.
-    fn push_back_idle_deadline(&mut self, config: &Config) {
+    /// touches the timer wheel (or even reads the clock: `dated_millis`,
+    /// when the last response was dated, tells whether an eighth may have
+    /// passed). An idle connection is closed after 7/8 to 8/8 of the
+    /// timeout.
+    fn push_back_idle_deadline(&mut self, config: &Config, dated_millis: u64) {
         let idle_timeout = config.idle_timeout;
+        let eighth = idle_timeout / 8;
+        let since_push = dated_millis.wrapping_sub(self.idle_pushed_millis);
+        if self.idle_pushed_millis != 0 && since_push < eighth.as_millis() as u64 {
+            return;
+        }
         let now = tokio::time::Instant::now();
         let wanted = now + idle_timeout;
         let current = self.timer.deadline();
-        if current + idle_timeout / 8 < wanted || current > wanted {
-            self.timer.as_mut().reset(wanted);
+        if current + eighth < wanted || current > wanted {
+            self.reset_timer(wanted);
+            self.idle_pushed_millis = dated_millis;
         }
+    }
+
+    /// Sets the deadline (which then no longer counts as the idle one).
+    fn reset_timer(&mut self, deadline: tokio::time::Instant) {
+        self.timer.as_mut().reset(deadline);
+        self.timer_polled = false;
+        self.idle_pushed_millis = 0;
+    }
+
+    /// Polls the deadline only when it may have changed: after a reset (so
+    /// that it holds this task's waker) or once it has fired. Between the
+    /// two, the timer wakes the task by itself, and a wake-up for the
+    /// socket costs no timer poll.
+    fn poll_timer(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.timer_polled && !self.timer.is_elapsed() {
+            return std::task::Poll::Pending;
+        }
+        self.timer_polled = true;
+        self.timer.as_mut().poll(cx)
     }
 
     fn try_parse<T>(&mut self, stream: &Stream<T>) -> Result<Option<HeadSpans>, HeadOutcome>

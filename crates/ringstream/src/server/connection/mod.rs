@@ -119,10 +119,10 @@ where
             stream: Stream::with_options(io, config.stream.clone()),
             service,
             head: HeadReader::new(&config),
+            date: ResponseDate::new(config.server_header),
             config,
             metrics,
             shutdown: StopSignal::new(shutdown, slot),
-            date: ResponseDate::new(),
             info: None,
             upgrades: None,
         }
@@ -387,7 +387,6 @@ where
         let encoder = write::write_head(
             &mut self.stream,
             &mut self.date,
-            self.config.server_header,
             exchange,
             status,
             &parts.headers,

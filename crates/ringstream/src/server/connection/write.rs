@@ -13,7 +13,7 @@ use bytes::{Buf, Bytes};
 use http::HeaderMap;
 use http_body::Body;
 use ringstream_core::h1::HTTP_DATE_LEN;
-use ringstream_core::h1::{BodyFrame, DateCache, Encoder, Exchange, ResponseHead};
+use ringstream_core::h1::{BodyFrame, Encoder, Exchange, ResponseHead, ServerFields};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::{sleep_until, Sleep};
 
@@ -30,33 +30,42 @@ const SMALL_FRAME: usize = 4 * 1024;
 /// (bytes; more is made as needed).
 pub(super) const HEAD_ROOM: usize = 256;
 
-/// The `Date` of a connection's responses, and when the last one was
-/// dated: the time the connection went idle.
+/// The `Date` (and `Server`) of a connection's responses, and when the
+/// last one was dated: the time the connection went idle.
 pub(super) struct ResponseDate {
-    cache: DateCache,
+    fields: ServerFields,
     /// When the last response was dated, in milliseconds since the Unix
     /// epoch.
     dated_millis: u64,
 }
 
 impl ResponseDate {
-    pub(super) fn new() -> ResponseDate {
+    /// `server_header`: the responses name the server.
+    pub(super) fn new(server_header: bool) -> ResponseDate {
+        let name: Option<&[u8]> = server_header.then_some(b"ringstream");
         ResponseDate {
-            cache: DateCache::new(),
+            fields: ServerFields::new(name).unwrap_or_else(|_| ServerFields::date_only()),
             dated_millis: 0,
         }
     }
 
-    /// The `Date` value for a head written now.
+    /// The `date` and `server` lines for a head written now.
     #[inline]
-    pub(super) fn now(&mut self) -> [u8; HTTP_DATE_LEN] {
+    pub(super) fn fields_now(&mut self) -> &ServerFields {
         let (secs, millis) = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or((0, 0), |d| (d.as_secs(), d.subsec_millis()));
         // The connection goes idle once this response is out: the slot's
         // idle time is taken from the same reading of the clock.
         self.dated_millis = secs * 1000 + u64::from(millis);
-        *self.cache.update(secs)
+        self.fields.update(secs);
+        &self.fields
+    }
+
+    /// The `Date` value for a head written now.
+    #[inline]
+    pub(super) fn now(&mut self) -> [u8; HTTP_DATE_LEN] {
+        *self.fields_now().date()
     }
 
     /// When the last response was dated, in milliseconds since the Unix
@@ -67,13 +76,11 @@ impl ResponseDate {
 }
 
 /// Writes the response head straight into `stream`'s write buffer (left as
-/// it was on an error) and returns the body's encoder; `server_header`:
-/// name the server.
+/// it was on an error) and returns the body's encoder.
 #[inline]
 pub(super) fn write_head<T>(
     stream: &mut Stream<T>,
     date: &mut ResponseDate,
-    server_header: bool,
     exchange: &mut Exchange,
     status: u16,
     headers: &HeaderMap,
@@ -82,11 +89,7 @@ pub(super) fn write_head<T>(
 where
     T: AsyncRead + AsyncWrite + Unpin,
 {
-    let date = date.now();
-    let mut head = ResponseHead::new(status).date(&date);
-    if server_header {
-        head = head.server(b"ringstream");
-    }
+    let head = ResponseHead::new(status).server_fields(date.fields_now());
     let fields = headers
         .iter()
         .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes()));
@@ -160,6 +163,14 @@ where
         };
         if let Err(e) = out.take(frame, stream) {
             return Poll::Ready(Err(e));
+        }
+        // A body that knows it has ended (a whole body's one frame) is
+        // finished now, not polled once more to say so — unless a large
+        // frame still waits to go out, which the end must follow.
+        if !out.done && out.pending.is_none() && body.is_end_stream() {
+            if let Err(e) = out.finish(stream, None) {
+                return Poll::Ready(Err(e));
+            }
         }
     })
     .await?;

@@ -305,19 +305,6 @@ impl Incoming {
     /// arrived in one piece is returned without a copy; several pieces are
     /// gathered into one buffer.
     ///
-    /// # Errors
-    ///
-    /// [`Error::BodyTooLarge`] (status 413) when the body is longer than
-    /// `limit`: at once, before reading, when its `Content-Length` says so,
-    /// otherwise as soon as the data read goes past the limit. The body is
-    /// then partly read and of no further use (drop it: the server reads
-    /// and discards the rest, or closes the connection). Otherwise as
-    /// [`read_partial`](Self::read_partial).
-    ///
-    /// # Cancel safety
-    ///
-    /// Not cancel safe.
-    ///
     /// # Examples
     ///
     /// ```
@@ -343,6 +330,19 @@ impl Incoming {
     /// assert_eq!(err.status(), Some(413));
     /// # });
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BodyTooLarge`] (status 413) when the body is longer than
+    /// `limit`: at once, before reading, when its `Content-Length` says so,
+    /// otherwise as soon as the data read goes past the limit. The body is
+    /// then partly read and of no further use (drop it: the server reads
+    /// and discards the rest, or closes the connection). Otherwise as
+    /// [`read_partial`](Self::read_partial).
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe.
     pub async fn read_all_limited(&mut self, limit: usize) -> Result<Bytes, Error> {
         let too_large = Error::BodyTooLarge {
             limit: limit as u64,

@@ -291,11 +291,6 @@ impl ServeDir {
     /// case-insensitively; setting one twice keeps the last value. The
     /// type is sent as given, so a text type needs its own `charset`.
     ///
-    /// # Panics
-    ///
-    /// If `content_type` is not a valid header value (it holds a control
-    /// character such as CR or LF).
-    ///
     /// # Examples
     ///
     /// ```
@@ -305,6 +300,11 @@ impl ServeDir {
     ///     .mime_type("md", "text/plain; charset=utf-8")
     ///     .mime_type(".glb", "model/gltf-binary");
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `content_type` is not a valid header value (it holds a control
+    /// character such as CR or LF).
     pub fn mime_type<V>(mut self, extension: impl AsRef<str>, content_type: V) -> ServeDir
     where
         V: TryInto<HeaderValue>,

@@ -230,13 +230,6 @@ impl ResponseStream {
 
     /// Appends `data` to a buffered body.
     ///
-    /// # Errors
-    ///
-    /// An [`Error::Io`] of kind [`io::ErrorKind::Unsupported`] on a
-    /// streaming body (write through its [`ResponseWriter`]), and of kind
-    /// [`io::ErrorKind::Other`] once the body has been handed to the
-    /// connection.
-    ///
     /// # Examples
     ///
     /// ```
@@ -244,6 +237,13 @@ impl ResponseStream {
     /// body.append(b"<html>").unwrap();
     /// assert_eq!(body.len(), 6);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// An [`Error::Io`] of kind [`io::ErrorKind::Unsupported`] on a
+    /// streaming body (write through its [`ResponseWriter`]), and of kind
+    /// [`io::ErrorKind::Other`] once the body has been handed to the
+    /// connection.
     #[inline]
     pub fn append(&mut self, data: &[u8]) -> Result<(), Error> {
         Ok(self.append_io(data)?)
@@ -265,11 +265,6 @@ impl ResponseStream {
     /// without importing a `Write` trait (and without ambiguity when both
     /// [`std::io::Write`] and [`std::fmt::Write`] are in scope).
     ///
-    /// # Errors
-    ///
-    /// As [`append`](Self::append), plus an error of kind
-    /// [`io::ErrorKind::Other`] if a `Display` implementation fails.
-    ///
     /// # Examples
     ///
     /// ```
@@ -277,6 +272,11 @@ impl ResponseStream {
     /// write!(body, "{} {}\n", "opendtu_uptime", 42).unwrap();
     /// assert_eq!(body.len(), 18);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`append`](Self::append), plus an error of kind
+    /// [`io::ErrorKind::Other`] if a `Display` implementation fails.
     pub fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> Result<(), Error> {
         Ok(io::Write::write_fmt(self, args)?)
     }

@@ -87,13 +87,6 @@ impl Server {
     /// one can share their counters with
     /// [`with_metrics`](Server::with_metrics).
     ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] when the address cannot be bound (a listener without
-    /// `SO_REUSEPORT` holds it, say), or of kind
-    /// [`Unsupported`](std::io::ErrorKind::Unsupported) on a platform
-    /// without `SO_REUSEPORT` (Windows, Solaris, illumos).
-    ///
     /// # Examples
     ///
     /// Two listeners on one port, each served on its own thread and
@@ -139,6 +132,13 @@ impl Server {
     /// assert_eq!(metrics.connections_open(), 0);
     /// # }
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the address cannot be bound (a listener without
+    /// `SO_REUSEPORT` holds it, say), or of kind
+    /// [`Unsupported`](std::io::ErrorKind::Unsupported) on a platform
+    /// without `SO_REUSEPORT` (Windows, Solaris, illumos).
     pub async fn bind_reuse_port(addr: impl ToSocketAddrs) -> Result<Server, Error> {
         let mut failed = None;
         for addr in tokio::net::lookup_host(addr).await? {
@@ -163,11 +163,6 @@ impl Server {
     ///
     /// Call it within a tokio runtime.
     ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] when the listener cannot be made non-blocking or
-    /// registered with the runtime.
-    ///
     /// # Examples
     ///
     /// ```
@@ -180,6 +175,11 @@ impl Server {
     /// assert_eq!(server.local_addr().unwrap(), addr);
     /// # });
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the listener cannot be made non-blocking or
+    /// registered with the runtime.
     pub fn from_std(listener: std::net::TcpListener) -> Result<Server, Error> {
         listener.set_nonblocking(true)?;
         Ok(Server::from_listener(TcpListener::from_std(listener)?))

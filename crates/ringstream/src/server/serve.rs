@@ -117,12 +117,6 @@ impl<L, S> Serve<L, S> {
 
     /// The address the server listens on (as axum's `Serve::local_addr`).
     ///
-    /// # Errors
-    ///
-    /// The listener's error, or [`io::ErrorKind::Other`] once the server
-    /// runs (it was polled, and its listener moved into the running
-    /// server).
-    ///
     /// # Examples
     ///
     /// ```
@@ -139,6 +133,12 @@ impl<L, S> Serve<L, S> {
     /// assert_eq!(serve.local_addr().unwrap(), bound);
     /// # });
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// The listener's error, or [`io::ErrorKind::Other`] once the server
+    /// runs (it was polled, and its listener moved into the running
+    /// server).
     pub fn local_addr(&self) -> io::Result<L::Addr>
     where
         L: Listener,

@@ -30,11 +30,6 @@ use crate::error::Error;
 /// Its requests carry no [`ConnectionInfo`]: use
 /// [`serve_connection_with_info`] to give them one.
 ///
-/// # Errors
-///
-/// When the connection ends with an I/O error or a broken response body:
-/// the same [`Error`] as [`serve`](super::serve)'s.
-///
 /// # Examples
 ///
 /// ```
@@ -55,6 +50,11 @@ use crate::error::Error;
 /// assert!(response.ends_with("\r\n\r\nhi"));
 /// # });
 /// ```
+///
+/// # Errors
+///
+/// When the connection ends with an I/O error or a broken response body:
+/// the same [`Error`] as [`serve`](super::serve)'s.
 pub fn serve_connection<T, S>(
     io: T,
     service: S,
@@ -69,10 +69,6 @@ where
 
 /// As [`serve_connection`], with `info` as the [`ConnectionInfo`]
 /// extension of every request.
-///
-/// # Errors
-///
-/// As [`serve_connection`].
 ///
 /// # Examples
 ///
@@ -96,6 +92,10 @@ where
 /// assert!(response.ends_with("\r\n\r\n192.0.2.7:4000"));
 /// # });
 /// ```
+///
+/// # Errors
+///
+/// As [`serve_connection`].
 pub fn serve_connection_with_info<T, S>(
     io: T,
     info: ConnectionInfo,

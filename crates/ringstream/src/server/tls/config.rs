@@ -129,10 +129,6 @@ impl TlsConfig {
 
     /// One certificate chain and its private key, from PEM text.
     ///
-    /// # Errors
-    ///
-    /// As [`from_pem_files`](Self::from_pem_files).
-    ///
     /// # Examples
     ///
     /// ```
@@ -140,6 +136,10 @@ impl TlsConfig {
     ///
     /// assert!(TlsConfig::from_pem(b"not a certificate", b"").is_err());
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`from_pem_files`](Self::from_pem_files).
     pub fn from_pem(cert: &[u8], key: &[u8]) -> Result<TlsConfig, TlsError> {
         TlsConfig::builder().certificate_pem(cert, key).build()
     }

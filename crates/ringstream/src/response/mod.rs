@@ -224,6 +224,16 @@ impl ResponseStream {
     }
 
     /// Returns `true` for a buffered body, `false` for a streaming one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::ResponseStream;
+    ///
+    /// assert!(ResponseStream::buffered().is_buffered());
+    /// let (_writer, body) = ResponseStream::channel();
+    /// assert!(!body.is_buffered());
+    /// ```
     pub fn is_buffered(&self) -> bool {
         matches!(self.kind, Kind::Buffered(_))
     }
@@ -301,12 +311,41 @@ impl ResponseStream {
     }
 
     /// Returns `true` if [`len`](Self::len) is 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::ResponseStream;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let (mut writer, body) = ResponseStream::streaming(64);
+    /// assert!(body.is_empty());
+    /// writer.write_all(b"event").await.unwrap();
+    /// // Written into the ring, not yet taken by the connection.
+    /// assert!(!body.is_empty());
+    /// assert_eq!(body.len(), 5);
+    /// # });
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Bytes the buffer holds without growing: the current buffer of a
     /// buffered body (0 once sent), the fixed ring of a streaming one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::ResponseStream;
+    ///
+    /// let mut body = ResponseStream::with_capacity(4);
+    /// body.append(b"grows past 4").unwrap();
+    /// assert!(body.capacity() >= 12);
+    ///
+    /// // A streaming body's ring never grows.
+    /// let (_writer, body) = ResponseStream::streaming(4096);
+    /// assert_eq!(body.capacity(), 4096);
+    /// ```
     pub fn capacity(&self) -> usize {
         match &self.kind {
             Kind::Buffered(b) => b.capacity(),

@@ -7,6 +7,17 @@ use std::io;
 pub(crate) mod tls;
 
 /// A boxed error from a user's service or body.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream::{BoxError, Error};
+///
+/// let cause: BoxError = "the database is down".into();
+/// let err = Error::User(cause);
+/// assert_eq!(err.kind(), std::io::ErrorKind::Other);
+/// assert_eq!(err.status(), None);
+/// ```
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// An error of ringstream's async layer: I/O, HTTP framing, a timeout, a

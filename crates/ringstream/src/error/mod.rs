@@ -190,6 +190,17 @@ impl Error {
     }
 
     /// Whether this error is a timeout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::error::{Error, Timeout};
+    ///
+    /// assert!(Error::TimedOut(Timeout::RequestBodyRead).is_timeout());
+    /// // An I/O error of kind `TimedOut` is the transport's, not a deadline of the server's.
+    /// let io = std::io::Error::from(std::io::ErrorKind::TimedOut);
+    /// assert!(!Error::Io(io).is_timeout());
+    /// ```
     pub fn is_timeout(&self) -> bool {
         matches!(self, Error::TimedOut(_))
     }

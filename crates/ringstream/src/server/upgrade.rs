@@ -102,6 +102,48 @@ pub struct Upgraded {
 
 impl Upgraded {
     /// The upgraded connection as a [`Stream`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use ringstream::server::{serve_connection, service_fn, upgrade, Config};
+    /// use ringstream::Incoming;
+    /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let service = service_fn(|mut req: http::Request<Incoming>| async move {
+    ///     let on_upgrade = upgrade::on_upgrade(&mut req).unwrap();
+    ///     tokio::spawn(async move {
+    ///         let mut upgraded = on_upgrade.await.unwrap();
+    ///         // A length-prefixed message, answered in upper case.
+    ///         let len = upgraded.stream().read_exactly(1).await.unwrap()[0];
+    ///         let message = upgraded.stream().read_exactly(len.into()).await.unwrap();
+    ///         upgraded.stream().write_all(&message.to_ascii_uppercase()).await.unwrap();
+    ///         upgraded.stream().flush().await.unwrap();
+    ///     });
+    ///     Ok::<_, Infallible>(
+    ///         http::Response::builder()
+    ///             .status(101)
+    ///             .header("connection", "upgrade")
+    ///             .header("upgrade", "shout")
+    ///             .body(String::new())
+    ///             .unwrap(),
+    ///     )
+    /// });
+    /// let (mut client, io) = tokio::io::duplex(4096);
+    /// let served = tokio::spawn(serve_connection(io, service, Config::default()));
+    /// client
+    ///     .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: shout\r\n\r\n")
+    ///     .await
+    ///     .unwrap();
+    /// client.write_all(b"\x05hello").await.unwrap();
+    /// let mut received = String::new();
+    /// client.read_to_string(&mut received).await.unwrap();
+    /// assert!(received.ends_with("\r\n\r\nHELLO"));
+    /// served.await.unwrap().unwrap();
+    /// # });
+    /// ```
     pub fn stream(&mut self) -> &mut Stream<Io> {
         &mut self.stream
     }
@@ -485,6 +527,48 @@ fn cut_off() -> io::Error {
 /// The transport of an upgraded connection: the connection's own, boxed.
 /// Its reads and writes fail once the server's shutdown deadline has
 /// passed; dropping it gives the connection's slot back.
+///
+/// # Examples
+///
+/// The raw transport, written to with tokio's I/O traits (bytes the
+/// [`Stream`] had buffered would be dropped with it; here there are none):
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::upgrade::{self, Io};
+/// use ringstream::server::{serve_connection, service_fn, Config};
+/// use ringstream::Incoming;
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let service = service_fn(|mut req: http::Request<Incoming>| async move {
+///     let on_upgrade = upgrade::on_upgrade(&mut req).unwrap();
+///     tokio::spawn(async move {
+///         let mut io: Io = on_upgrade.await.unwrap().into_stream().into_inner();
+///         io.write_all(b"raw bytes").await.unwrap();
+///         io.flush().await.unwrap();
+///     });
+///     Ok::<_, Infallible>(
+///         http::Response::builder()
+///             .status(101)
+///             .header("connection", "upgrade")
+///             .header("upgrade", "raw")
+///             .body(String::new())
+///             .unwrap(),
+///     )
+/// });
+/// let (mut client, io) = tokio::io::duplex(4096);
+/// let served = tokio::spawn(serve_connection(io, service, Config::default()));
+/// client
+///     .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: raw\r\n\r\n")
+///     .await
+///     .unwrap();
+/// let mut received = String::new();
+/// client.read_to_string(&mut received).await.unwrap();
+/// assert!(received.ends_with("\r\n\r\nraw bytes"));
+/// served.await.unwrap().unwrap();
+/// # });
+/// ```
 pub struct Io {
     io: Box<dyn UpgradedIo>,
     cut: Arc<KillSwitch>,

@@ -313,11 +313,6 @@ impl AsyncWrite for Upgraded {
 ///
 /// Clones share the one connection: the first to await it gets it.
 ///
-/// # Errors
-///
-/// [`Error::Closed`] when the response was not a `101`, the connection
-/// ended before it was written, or a clone took the connection.
-///
 /// # Examples
 ///
 /// A service that declines the upgrade: whoever awaits it learns so.
@@ -353,6 +348,11 @@ impl AsyncWrite for Upgraded {
 /// served.await.unwrap().unwrap();
 /// # });
 /// ```
+///
+/// # Errors
+///
+/// [`Error::Closed`] when the response was not a `101`, the connection
+/// ended before it was written, or a clone took the connection.
 #[derive(Clone)]
 pub struct OnUpgrade {
     receiver: Arc<Mutex<oneshot::Receiver<Upgraded>>>,

@@ -83,6 +83,8 @@ use crate::{Error, Incoming, ResponseStream};
 /// is made as the connection is accepted; a make-service that is not
 /// ready, or fails, closes that connection unserved.
 ///
+/// # Examples
+///
 /// A connect-info type of the application's own implements
 /// `Connected<&ConnectionInfo>`:
 ///
@@ -140,6 +142,38 @@ where
 
 /// The [`IntoMakeService`] marker of
 /// `router.into_make_service_with_connect_info::<C>()`.
+///
+/// # Examples
+///
+/// Each connection's `ConnectInfo<SocketAddr>`, the client's address:
+///
+/// ```
+/// use axum::routing::get;
+/// use axum::Router;
+/// use axum::extract::ConnectInfo;
+/// use std::net::SocketAddr;
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let app = Router::new()
+///     .route("/", get(|ConnectInfo(peer): ConnectInfo<SocketAddr>| async move { peer.ip().to_string() }))
+///     .into_make_service_with_connect_info::<SocketAddr>();
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// let addr = listener.local_addr().unwrap();
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// let running = tokio::spawn(ringstream::server::serve(listener, app).with_graceful_shutdown(async {
+///     let _ = stopped.await;
+/// }));
+///
+/// let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+/// client.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await.unwrap();
+/// let mut response = String::new();
+/// client.read_to_string(&mut response).await.unwrap();
+/// assert!(response.ends_with("\r\n\r\n127.0.0.1"));
+/// stop.send(()).unwrap();
+/// running.await.unwrap().unwrap();
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct ConnectInfoMarker;
 
@@ -157,6 +191,33 @@ where
 }
 
 /// The [`IntoMakeService`] marker of `router.into_make_service()`.
+///
+/// # Examples
+///
+/// ```
+/// use axum::routing::get;
+/// use axum::Router;
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let app = Router::new().route("/health", get(|| async { "ok" })).into_make_service();
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// let addr = listener.local_addr().unwrap();
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// let running = tokio::spawn(ringstream::server::serve(listener, app).with_graceful_shutdown(async {
+///     let _ = stopped.await;
+/// }));
+///
+/// let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+/// client.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await.unwrap();
+/// let mut response = String::new();
+/// client.read_to_string(&mut response).await.unwrap();
+/// assert!(response.starts_with("HTTP/1.1 200 OK\r\n"));
+/// assert!(response.ends_with("\r\n\r\nok"));
+/// stop.send(()).unwrap();
+/// running.await.unwrap().unwrap();
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct RouterMakeServiceMarker;
 

@@ -158,6 +158,30 @@ impl Incoming {
     ///
     /// The body owns the stream; chunked bodies use the default
     /// [`Limits`] (see [`from_stream_with_limits`](Self::from_stream_with_limits)).
+    ///
+    /// # Examples
+    ///
+    /// A body of `Content-Length: 5`, read off a client's connection:
+    ///
+    /// ```
+    /// use ringstream::ringstream_core::h1::BodyFraming;
+    /// use ringstream::{Incoming, Stream};
+    /// use tokio::io::AsyncWriteExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (mut client, server) = tokio::io::duplex(64);
+    /// client.write_all(b"hello").await.unwrap();
+    ///
+    /// let mut body = Incoming::from_stream(Stream::new(server), BodyFraming::Length(5));
+    /// assert_eq!(&body.read_all().await.unwrap()[..], b"hello");
+    /// assert_eq!(body.received(), 5);
+    ///
+    /// // No framing, no body: nothing is read.
+    /// let (_client, server) = tokio::io::duplex(64);
+    /// let mut empty = Incoming::from_stream(Stream::new(server), BodyFraming::None);
+    /// assert_eq!(empty.read_partial(10).await.unwrap(), None);
+    /// # });
+    /// ```
     pub fn from_stream<T>(stream: Stream<T>, framing: BodyFraming) -> Incoming
     where
         T: AsyncRead + AsyncWrite + Unpin + Send + Sync + 'static,
@@ -167,6 +191,25 @@ impl Incoming {
 
     /// Like [`from_stream`](Self::from_stream), with explicit limits for
     /// chunk extensions and trailers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::ringstream_core::h1::BodyFraming;
+    /// use ringstream::ringstream_core::Limits;
+    /// use ringstream::{Incoming, Stream};
+    /// use tokio::io::AsyncWriteExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (mut client, server) = tokio::io::duplex(256);
+    /// client.write_all(b"3;name=a-long-extension\r\nabc\r\n0\r\n\r\n").await.unwrap();
+    ///
+    /// // Chunk extensions of at most 8 bytes: this one is longer.
+    /// let limits = Limits { max_chunk_ext_len: 8, ..Limits::DEFAULT };
+    /// let mut body = Incoming::from_stream_with_limits(Stream::new(server), BodyFraming::Chunked, limits);
+    /// assert!(body.read_all().await.is_err());
+    /// # });
+    /// ```
     pub fn from_stream_with_limits<T>(
         stream: Stream<T>,
         framing: BodyFraming,
@@ -188,6 +231,19 @@ impl Incoming {
     }
 
     /// Bytes of body data delivered so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::Incoming;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let mut body = Incoming::from_body(String::from("hello world"));
+    /// assert_eq!(body.received(), 0);
+    /// body.read_all().await.unwrap();
+    /// assert_eq!(body.received(), 11);
+    /// # });
+    /// ```
     pub fn received(&self) -> u64 {
         self.received
     }
@@ -195,6 +251,24 @@ impl Incoming {
     /// The trailer fields, once the body has been read to its end (chunked
     /// bodies only). Reading with [`Body::poll_frame`] returns them as the
     /// last frame instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::ringstream_core::h1::BodyFraming;
+    /// use ringstream::{Incoming, Stream};
+    /// use tokio::io::AsyncWriteExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (mut client, server) = tokio::io::duplex(256);
+    /// client.write_all(b"2\r\nhi\r\n0\r\nChecksum: 1234\r\n\r\n").await.unwrap();
+    ///
+    /// let mut body = Incoming::from_stream(Stream::new(server), BodyFraming::Chunked);
+    /// assert!(body.trailers().is_none());
+    /// assert_eq!(&body.read_all().await.unwrap()[..], b"hi");
+    /// assert_eq!(body.trailers().unwrap()["checksum"], "1234");
+    /// # });
+    /// ```
     pub fn trailers(&self) -> Option<&HeaderMap> {
         self.trailers.as_deref()
     }
@@ -240,6 +314,29 @@ impl Incoming {
     /// Up to `n` bytes of what has arrived, waiting only when nothing has;
     /// `None` at the end of the body.
     ///
+    /// # Examples
+    ///
+    /// Half of a 10-byte body has arrived: it is returned without waiting
+    /// for the rest.
+    ///
+    /// ```
+    /// use ringstream::ringstream_core::h1::BodyFraming;
+    /// use ringstream::{Incoming, Stream};
+    /// use tokio::io::AsyncWriteExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (mut client, server) = tokio::io::duplex(64);
+    /// let mut body = Incoming::from_stream(Stream::new(server), BodyFraming::Length(10));
+    /// client.write_all(b"hello").await.unwrap();
+    /// assert_eq!(&body.read_partial(1024).await.unwrap().unwrap()[..], b"hello");
+    ///
+    /// client.write_all(b"world").await.unwrap();
+    /// assert_eq!(&body.read_partial(3).await.unwrap().unwrap()[..], b"wor");
+    /// assert_eq!(&body.read_partial(3).await.unwrap().unwrap()[..], b"ld");
+    /// assert_eq!(body.read_partial(3).await.unwrap(), None);
+    /// # });
+    /// ```
+    ///
     /// # Errors
     ///
     /// A body cut short by the peer is an [`std::io::ErrorKind::UnexpectedEof`]
@@ -258,6 +355,30 @@ impl Incoming {
     /// `n` bytes, or fewer at the end of the body; `None` at the end with
     /// nothing left. Data that arrived in one piece is returned without a
     /// copy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::ringstream_core::h1::BodyFraming;
+    /// use ringstream::{Incoming, Stream};
+    /// use tokio::io::AsyncWriteExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (mut client, server) = tokio::io::duplex(64);
+    /// let mut body = Incoming::from_stream(Stream::new(server), BodyFraming::Length(9));
+    /// let sender = tokio::spawn(async move {
+    ///     // Two writes: `read_up_to` waits for, and joins, both.
+    ///     client.write_all(b"abc").await.unwrap();
+    ///     tokio::task::yield_now().await;
+    ///     client.write_all(b"defghi").await.unwrap();
+    /// });
+    /// assert_eq!(&body.read_up_to(6).await.unwrap().unwrap()[..], b"abcdef");
+    /// // Fewer than asked for at the end of the body; then `None`.
+    /// assert_eq!(&body.read_up_to(6).await.unwrap().unwrap()[..], b"ghi");
+    /// assert_eq!(body.read_up_to(6).await.unwrap(), None);
+    /// sender.await.unwrap();
+    /// # });
+    /// ```
     ///
     /// # Errors
     ///
@@ -290,6 +411,26 @@ impl Incoming {
     /// service that buffers whole bodies this way cannot be made to hold
     /// more than that per request.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::error::Error;
+    /// use ringstream::Incoming;
+    /// use ringstream::body::READ_ALL_LIMIT;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let mut body = Incoming::from_body(String::from("name=ringstream"));
+    /// assert_eq!(&body.read_all().await.unwrap()[..], b"name=ringstream");
+    ///
+    /// // Longer than the limit: an error (413), never a truncated body.
+    /// let large = vec![b'x'; READ_ALL_LIMIT + 1];
+    /// let mut large = Incoming::from_body(http_body_util::Full::new(bytes::Bytes::from(large)));
+    /// let err = large.read_all().await.unwrap_err();
+    /// assert!(matches!(err, Error::BodyTooLarge { .. }));
+    /// assert_eq!(err.status(), Some(413));
+    /// # });
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`read_all_limited`](Self::read_all_limited).
@@ -304,19 +445,6 @@ impl Incoming {
     /// The rest of the body, if it is at most `limit` bytes long. Data that
     /// arrived in one piece is returned without a copy; several pieces are
     /// gathered into one buffer.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BodyTooLarge`] (status 413) when the body is longer than
-    /// `limit`: at once, before reading, when its `Content-Length` says so,
-    /// otherwise as soon as the data read goes past the limit. The body is
-    /// then partly read and of no further use (drop it: the server reads
-    /// and discards the rest, or closes the connection). Otherwise as
-    /// [`read_partial`](Self::read_partial).
-    ///
-    /// # Cancel safety
-    ///
-    /// Not cancel safe.
     ///
     /// # Examples
     ///
@@ -343,6 +471,19 @@ impl Incoming {
     /// assert_eq!(err.status(), Some(413));
     /// # });
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BodyTooLarge`] (status 413) when the body is longer than
+    /// `limit`: at once, before reading, when its `Content-Length` says so,
+    /// otherwise as soon as the data read goes past the limit. The body is
+    /// then partly read and of no further use (drop it: the server reads
+    /// and discards the rest, or closes the connection). Otherwise as
+    /// [`read_partial`](Self::read_partial).
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe.
     pub async fn read_all_limited(&mut self, limit: usize) -> Result<Bytes, Error> {
         let too_large = Error::BodyTooLarge {
             limit: limit as u64,

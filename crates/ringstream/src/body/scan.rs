@@ -144,6 +144,23 @@ impl Incoming {
     /// Like [`read_until_exclusive`](Self::read_until_exclusive), but the
     /// returned bytes end with the pattern.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::Incoming;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut body = Incoming::from_body(String::from("--frontier\r\npart one--frontier--"));
+    /// let preamble = body.read_until_inclusive(b"\r\n", 64).await.unwrap().unwrap();
+    /// assert_eq!(&preamble[..], b"--frontier\r\n");
+    /// let part = body.read_until_inclusive(b"--frontier", 64).await.unwrap().unwrap();
+    /// assert_eq!(&part[..], b"part one--frontier");
+    /// // No pattern before the end of the body: what remains stays readable.
+    /// assert_eq!(body.read_until_inclusive(b"\r\n", 64).await.unwrap(), None);
+    /// assert_eq!(&body.read_partial(64).await.unwrap().unwrap()[..], b"--");
+    /// # });
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`read_until_exclusive`](Self::read_until_exclusive).

@@ -7,6 +7,17 @@ use std::io;
 pub(crate) mod tls;
 
 /// A boxed error from a user's service or body.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream::{BoxError, Error};
+///
+/// let cause: BoxError = "the database is down".into();
+/// let err = Error::User(cause);
+/// assert_eq!(err.kind(), std::io::ErrorKind::Other);
+/// assert_eq!(err.status(), None);
+/// ```
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// An error of ringstream's async layer: I/O, HTTP framing, a timeout, a
@@ -179,6 +190,17 @@ impl Error {
     }
 
     /// Whether this error is a timeout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::error::{Error, Timeout};
+    ///
+    /// assert!(Error::TimedOut(Timeout::RequestBodyRead).is_timeout());
+    /// // An I/O error of kind `TimedOut` is the transport's, not a deadline of the server's.
+    /// let io = std::io::Error::from(std::io::ErrorKind::TimedOut);
+    /// assert!(!Error::Io(io).is_timeout());
+    /// ```
     pub fn is_timeout(&self) -> bool {
         matches!(self, Error::TimedOut(_))
     }

@@ -26,6 +26,28 @@ use tokio::io::{AsyncRead, ReadBuf};
 /// truncated meanwhile), the body ends with an
 /// [`UnexpectedEof`](io::ErrorKind::UnexpectedEof) error rather than
 /// sending fewer bytes than it promised.
+///
+/// # Examples
+///
+/// ```
+/// use http_body::Body;
+/// use http_body_util::BodyExt;
+/// use ringstream::fs::{FileBody, ServeDir};
+/// use tower_service::Service;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let dir = std::env::temp_dir().join(format!("ringstream-doc-file-body-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// std::fs::write(dir.join("notes.txt"), "one\ntwo\n").unwrap();
+///
+/// let request = http::Request::get("/notes.txt").body(()).unwrap();
+/// let body: FileBody = ServeDir::new(&dir).call(request).await.unwrap().into_body();
+/// // An exact size: the server frames it with `Content-Length`.
+/// assert_eq!(body.size_hint().exact(), Some(8));
+/// assert_eq!(&body.collect().await.unwrap().to_bytes()[..], b"one\ntwo\n");
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # });
+/// ```
 pub struct FileBody {
     kind: Kind,
 }

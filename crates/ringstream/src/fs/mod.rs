@@ -214,6 +214,31 @@ impl ServeDir {
     /// The root is resolved on every request, so it may be created or
     /// replaced after the service is built; while it does not exist every
     /// request is `404`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::fs::ServeDir;
+    /// use tower_service::Service;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let dir = std::env::temp_dir().join(format!("ringstream-doc-{}-{}", "new", std::process::id()));
+    /// let mut files = ServeDir::new(&dir);
+    /// assert_eq!(files.root(), dir.as_path());
+    ///
+    /// // No root yet: every request is 404.
+    /// let get = || http::Request::get("/app.js").body(()).unwrap();
+    /// assert_eq!(files.call(get()).await.unwrap().status(), 404);
+    ///
+    /// // Created afterwards: served.
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("app.js"), "run();").unwrap();
+    /// let response = files.call(get()).await.unwrap();
+    /// assert_eq!(response.status(), 200);
+    /// assert_eq!(response.headers()["content-type"], "text/javascript; charset=utf-8");
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # });
+    /// ```
     pub fn new(root: impl Into<PathBuf>) -> ServeDir {
         ServeDir {
             settings: Arc::new(Settings {
@@ -230,12 +255,65 @@ impl ServeDir {
     }
 
     /// Serve `FILE.gz` for `FILE` to clients that accept `gzip`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::fs::ServeDir;
+    /// use tower_service::Service;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let dir = std::env::temp_dir().join(format!("ringstream-doc-{}-{}", "gzip", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("app.css"), "body {}").unwrap();
+    /// // Made at build time, by `gzip -k app.css` say.
+    /// std::fs::write(dir.join("app.css.gz"), b"\x1f\x8b...").unwrap();
+    ///
+    /// let mut files = ServeDir::new(&dir).precompressed_gzip();
+    /// let request = http::Request::get("/app.css").header("accept-encoding", "gzip, br").body(()).unwrap();
+    /// let response = files.call(request).await.unwrap();
+    /// assert_eq!(response.headers()["content-encoding"], "gzip");
+    /// assert_eq!(response.headers()["content-type"], "text/css; charset=utf-8");
+    /// assert_eq!(response.headers()["vary"], "Accept-Encoding");
+    ///
+    /// // A client that does not accept gzip gets the file itself.
+    /// let request = http::Request::get("/app.css").body(()).unwrap();
+    /// let response = files.call(request).await.unwrap();
+    /// assert!(response.headers().get("content-encoding").is_none());
+    /// assert_eq!(response.headers()["content-length"], "7");
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # });
+    /// ```
     pub fn precompressed_gzip(mut self) -> ServeDir {
         Arc::make_mut(&mut self.settings).gzip = true;
         self
     }
 
     /// Serve `FILE.br` for `FILE` to clients that accept `br`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::fs::ServeDir;
+    /// use tower_service::Service;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let dir = std::env::temp_dir().join(format!("ringstream-doc-br-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("app.js"), "run();").unwrap();
+    /// std::fs::write(dir.join("app.js.br"), b"...").unwrap();
+    /// std::fs::write(dir.join("app.js.gz"), b"...").unwrap();
+    ///
+    /// let mut files = ServeDir::new(&dir).precompressed_br().precompressed_gzip();
+    /// // On equal weights Brotli is preferred; a higher `q` wins.
+    /// let get = |accept: &str| http::Request::get("/app.js").header("accept-encoding", accept).body(()).unwrap();
+    /// let response = files.call(get("gzip, br")).await.unwrap();
+    /// assert_eq!(response.headers()["content-encoding"], "br");
+    /// let response = files.call(get("gzip, br;q=0.5")).await.unwrap();
+    /// assert_eq!(response.headers()["content-encoding"], "gzip");
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # });
+    /// ```
     pub fn precompressed_br(mut self) -> ServeDir {
         Arc::make_mut(&mut self.settings).br = true;
         self
@@ -243,6 +321,30 @@ impl ServeDir {
 
     /// The file served for a directory path ending in `/` (default
     /// [`DEFAULT_INDEX_FILE`]). It must be a plain file name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::fs::ServeDir;
+    /// use tower_service::Service;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let dir = std::env::temp_dir().join(format!("ringstream-doc-{}-{}", "index", std::process::id()));
+    /// std::fs::create_dir_all(dir.join("docs")).unwrap();
+    /// std::fs::write(dir.join("docs/README.txt"), "read me").unwrap();
+    ///
+    /// let mut files = ServeDir::new(&dir).index_file("README.txt");
+    /// let response = files.call(http::Request::get("/docs/").body(()).unwrap()).await.unwrap();
+    /// assert_eq!(response.status(), 200);
+    /// assert_eq!(response.headers()["content-length"], "7");
+    ///
+    /// // Without the slash: redirected to the slash form first.
+    /// let response = files.call(http::Request::get("/docs").body(()).unwrap()).await.unwrap();
+    /// assert_eq!(response.status(), 301);
+    /// assert_eq!(response.headers()["location"], "/docs/");
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # });
+    /// ```
     pub fn index_file(mut self, name: impl Into<String>) -> ServeDir {
         Arc::make_mut(&mut self.settings).index = Some(name.into());
         self
@@ -250,6 +352,24 @@ impl ServeDir {
 
     /// Serve no index file: every directory path is `404` (the redirect to
     /// the slash form still happens).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::fs::ServeDir;
+    /// use tower_service::Service;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let dir = std::env::temp_dir().join(format!("ringstream-doc-{}-{}", "no-index", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("index.html"), "<h1>hi</h1>").unwrap();
+    ///
+    /// let mut files = ServeDir::new(&dir).without_index_file();
+    /// let response = files.call(http::Request::get("/").body(()).unwrap()).await.unwrap();
+    /// assert_eq!(response.status(), 404);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # });
+    /// ```
     pub fn without_index_file(mut self) -> ServeDir {
         Arc::make_mut(&mut self.settings).index = None;
         self
@@ -258,6 +378,30 @@ impl ServeDir {
     /// Read files `bytes` at a time (default [`DEFAULT_BLOCK_SIZE`]); `0`
     /// is taken as `1`. This is the most file data a response holds in
     /// memory at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::fs::ServeDir;
+    /// use tower_service::Service;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let dir = std::env::temp_dir().join(format!("ringstream-doc-{}-{}", "block", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("data.bin"), vec![7u8; 10_000]).unwrap();
+    ///
+    /// // At most 4 KiB of the file in memory at a time.
+    /// let mut files = ServeDir::new(&dir).block_size(4096);
+    /// let response = files.call(http::Request::get("/data.bin").body(()).unwrap()).await.unwrap();
+    /// let mut body = response.into_body();
+    /// let mut sizes = Vec::new();
+    /// while let Some(frame) = http_body_util::BodyExt::frame(&mut body).await {
+    ///     sizes.push(frame.unwrap().into_data().unwrap().len());
+    /// }
+    /// assert_eq!(sizes, [4096, 4096, 1808]);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # });
+    /// ```
     pub fn block_size(mut self, bytes: usize) -> ServeDir {
         Arc::make_mut(&mut self.settings).block_size = bytes.max(1);
         self
@@ -266,6 +410,25 @@ impl ServeDir {
     /// Mount the tree under `prefix` (such as `/static`): `/static/a.css`
     /// serves `ROOT/a.css`, and paths outside the prefix are `404`.
     /// Leading and trailing slashes are normalised, so `static/` works too.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::fs::ServeDir;
+    /// use tower_service::Service;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let dir = std::env::temp_dir().join(format!("ringstream-doc-{}-{}", "prefix", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("a.css"), "p {}").unwrap();
+    ///
+    /// let mut files = ServeDir::new(&dir).strip_prefix("static/");
+    /// let get = |path: &str| http::Request::get(path).body(()).unwrap();
+    /// assert_eq!(files.call(get("/static/a.css")).await.unwrap().status(), 200);
+    /// assert_eq!(files.call(get("/a.css")).await.unwrap().status(), 404);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # });
+    /// ```
     pub fn strip_prefix(mut self, prefix: impl AsRef<str>) -> ServeDir {
         let trimmed = prefix.as_ref().trim_matches('/');
         let normalised = if trimmed.is_empty() {
@@ -279,6 +442,25 @@ impl ServeDir {
 
     /// Serve hidden files (path segments starting with `.`) when `serve`
     /// is `true`. Off by default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::fs::ServeDir;
+    /// use tower_service::Service;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let dir = std::env::temp_dir().join(format!("ringstream-doc-{}-{}", "hidden", std::process::id()));
+    /// std::fs::create_dir_all(dir.join(".well-known")).unwrap();
+    /// std::fs::write(dir.join(".well-known/security.txt"), "Contact: ops").unwrap();
+    /// let get = || http::Request::get("/.well-known/security.txt").body(()).unwrap();
+    ///
+    /// assert_eq!(ServeDir::new(&dir).call(get()).await.unwrap().status(), 404);
+    /// let mut files = ServeDir::new(&dir).serve_hidden(true);
+    /// assert_eq!(files.call(get()).await.unwrap().status(), 200);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # });
+    /// ```
     pub fn serve_hidden(mut self, serve: bool) -> ServeDir {
         Arc::make_mut(&mut self.settings).hidden = serve;
         self
@@ -291,11 +473,6 @@ impl ServeDir {
     /// case-insensitively; setting one twice keeps the last value. The
     /// type is sent as given, so a text type needs its own `charset`.
     ///
-    /// # Panics
-    ///
-    /// If `content_type` is not a valid header value (it holds a control
-    /// character such as CR or LF).
-    ///
     /// # Examples
     ///
     /// ```
@@ -305,6 +482,11 @@ impl ServeDir {
     ///     .mime_type("md", "text/plain; charset=utf-8")
     ///     .mime_type(".glb", "model/gltf-binary");
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `content_type` is not a valid header value (it holds a control
+    /// character such as CR or LF).
     pub fn mime_type<V>(mut self, extension: impl AsRef<str>, content_type: V) -> ServeDir
     where
         V: TryInto<HeaderValue>,
@@ -326,6 +508,16 @@ impl ServeDir {
     }
 
     /// The root directory as given to [`new`](Self::new).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use ringstream::fs::ServeDir;
+    ///
+    /// // Kept as given: not made absolute, not checked.
+    /// assert_eq!(ServeDir::new("public").root(), Path::new("public"));
+    /// ```
     pub fn root(&self) -> &Path {
         &self.settings.root
     }
@@ -353,6 +545,22 @@ impl<B> Service<Request<B>> for ServeDir {
 }
 
 /// The future returned by [`ServeDir`]'s `call`.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream::fs::{ResponseFuture, ServeDir};
+/// use tower_service::Service;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let mut files = ServeDir::new("no-such-dir");
+/// let future: ResponseFuture = files.call(http::Request::post("/").body(()).unwrap());
+/// // It never fails: every problem is an HTTP status.
+/// let response = future.await.unwrap();
+/// assert_eq!(response.status(), 405);
+/// assert_eq!(response.headers()["allow"], "GET, HEAD");
+/// # });
+/// ```
 pub struct ResponseFuture {
     inner: Pin<Box<dyn Future<Output = Result<Response<FileBody>, Infallible>> + Send>>,
 }

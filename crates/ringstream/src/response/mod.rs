@@ -224,18 +224,21 @@ impl ResponseStream {
     }
 
     /// Returns `true` for a buffered body, `false` for a streaming one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::ResponseStream;
+    ///
+    /// assert!(ResponseStream::buffered().is_buffered());
+    /// let (_writer, body) = ResponseStream::channel();
+    /// assert!(!body.is_buffered());
+    /// ```
     pub fn is_buffered(&self) -> bool {
         matches!(self.kind, Kind::Buffered(_))
     }
 
     /// Appends `data` to a buffered body.
-    ///
-    /// # Errors
-    ///
-    /// An [`Error::Io`] of kind [`io::ErrorKind::Unsupported`] on a
-    /// streaming body (write through its [`ResponseWriter`]), and of kind
-    /// [`io::ErrorKind::Other`] once the body has been handed to the
-    /// connection.
     ///
     /// # Examples
     ///
@@ -244,6 +247,13 @@ impl ResponseStream {
     /// body.append(b"<html>").unwrap();
     /// assert_eq!(body.len(), 6);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// An [`Error::Io`] of kind [`io::ErrorKind::Unsupported`] on a
+    /// streaming body (write through its [`ResponseWriter`]), and of kind
+    /// [`io::ErrorKind::Other`] once the body has been handed to the
+    /// connection.
     #[inline]
     pub fn append(&mut self, data: &[u8]) -> Result<(), Error> {
         Ok(self.append_io(data)?)
@@ -265,11 +275,6 @@ impl ResponseStream {
     /// without importing a `Write` trait (and without ambiguity when both
     /// [`std::io::Write`] and [`std::fmt::Write`] are in scope).
     ///
-    /// # Errors
-    ///
-    /// As [`append`](Self::append), plus an error of kind
-    /// [`io::ErrorKind::Other`] if a `Display` implementation fails.
-    ///
     /// # Examples
     ///
     /// ```
@@ -277,6 +282,11 @@ impl ResponseStream {
     /// write!(body, "{} {}\n", "opendtu_uptime", 42).unwrap();
     /// assert_eq!(body.len(), 18);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`append`](Self::append), plus an error of kind
+    /// [`io::ErrorKind::Other`] if a `Display` implementation fails.
     pub fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> Result<(), Error> {
         Ok(io::Write::write_fmt(self, args)?)
     }
@@ -301,12 +311,41 @@ impl ResponseStream {
     }
 
     /// Returns `true` if [`len`](Self::len) is 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::ResponseStream;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let (mut writer, body) = ResponseStream::streaming(64);
+    /// assert!(body.is_empty());
+    /// writer.write_all(b"event").await.unwrap();
+    /// // Written into the ring, not yet taken by the connection.
+    /// assert!(!body.is_empty());
+    /// assert_eq!(body.len(), 5);
+    /// # });
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Bytes the buffer holds without growing: the current buffer of a
     /// buffered body (0 once sent), the fixed ring of a streaming one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::ResponseStream;
+    ///
+    /// let mut body = ResponseStream::with_capacity(4);
+    /// body.append(b"grows past 4").unwrap();
+    /// assert!(body.capacity() >= 12);
+    ///
+    /// // A streaming body's ring never grows.
+    /// let (_writer, body) = ResponseStream::streaming(4096);
+    /// assert_eq!(body.capacity(), 4096);
+    /// ```
     pub fn capacity(&self) -> usize {
         match &self.kind {
             Kind::Buffered(b) => b.capacity(),

@@ -92,17 +92,6 @@ impl ResponseWriter {
 
     /// Writes all of `data`, waiting for room whenever the ring is full.
     ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] of kind [`io::ErrorKind::BrokenPipe`] (see
-    /// [`Error::kind`]) if the body has been dropped (the client went away) or the body was already ended through
-    /// [`AsyncWrite::poll_shutdown`](tokio::io::AsyncWrite::poll_shutdown).
-    ///
-    /// # Cancel safety
-    ///
-    /// Not cancel safe: if the future is dropped before it completes, a
-    /// prefix of `data` may already be in the body.
-    ///
     /// # Examples
     ///
     /// ```
@@ -120,6 +109,17 @@ impl ResponseWriter {
     /// producer.await.unwrap().unwrap();
     /// # });
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] of kind [`io::ErrorKind::BrokenPipe`] (see
+    /// [`Error::kind`]) if the body has been dropped (the client went away) or the body was already ended through
+    /// [`AsyncWrite::poll_shutdown`](tokio::io::AsyncWrite::poll_shutdown).
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: if the future is dropped before it completes, a
+    /// prefix of `data` may already be in the body.
     pub async fn write_all(&mut self, data: &[u8]) -> Result<(), Error> {
         self.check_open()?;
         Ok(write_all(&self.shared, data).await?)
@@ -137,17 +137,6 @@ impl ResponseWriter {
     /// The staging buffer is reused from call to call and keeps at most the
     /// ring's capacity between calls, so memory stays bounded by the ring
     /// plus the largest single formatted piece.
-    ///
-    /// # Errors
-    ///
-    /// Reported by the write `awrite!` yields: as
-    /// [`write_all`](Self::write_all), plus an [`Error::Io`] of kind
-    /// [`io::ErrorKind::Other`] if a `Display` implementation fails.
-    ///
-    /// # Cancel safety
-    ///
-    /// The write is not cancel safe: a dropped future may have written a
-    /// prefix.
     ///
     /// # Examples
     ///
@@ -168,6 +157,17 @@ impl ResponseWriter {
     /// assert_eq!(bytes, "opendtu_uptime 42\n");
     /// # });
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// Reported by the write `awrite!` yields: as
+    /// [`write_all`](Self::write_all), plus an [`Error::Io`] of kind
+    /// [`io::ErrorKind::Other`] if a `Display` implementation fails.
+    ///
+    /// # Cancel safety
+    ///
+    /// The write is not cancel safe: a dropped future may have written a
+    /// prefix.
     pub fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> WriteFmt<'_> {
         let open = self.check_open();
         self.staging.clear();
@@ -185,15 +185,6 @@ impl ResponseWriter {
     /// Waits until the connection has taken every byte written so far out
     /// of the ring (into its outgoing frames).
     ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] of kind [`io::ErrorKind::BrokenPipe`] if the body has
-    /// been dropped.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: it only waits.
-    ///
     /// # Examples
     ///
     /// ```
@@ -209,6 +200,15 @@ impl ResponseWriter {
     /// reader.await.unwrap().unwrap();
     /// # });
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] of kind [`io::ErrorKind::BrokenPipe`] if the body has
+    /// been dropped.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only waits.
     pub async fn flush(&mut self) -> Result<(), Error> {
         Ok(poll_fn(|cx| self.shared.poll_drained(cx)).await?)
     }

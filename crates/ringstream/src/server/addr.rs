@@ -32,6 +32,17 @@ pub enum Addr {
 
 impl Addr {
     /// The IP address and port, for a TCP endpoint.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::net::SocketAddr;
+    /// use ringstream::server::Addr;
+    ///
+    /// let tcp: SocketAddr = "[::1]:443".parse().unwrap();
+    /// assert_eq!(Addr::Tcp(tcp).socket_addr(), Some(tcp));
+    /// assert_eq!(Addr::Unknown.socket_addr(), None);
+    /// ```
     pub fn socket_addr(&self) -> Option<SocketAddr> {
         match self {
             Addr::Tcp(addr) => Some(*addr),
@@ -40,6 +51,20 @@ impl Addr {
     }
 
     /// The path, for a named Unix domain socket.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use std::sync::Arc;
+    /// use ringstream::server::Addr;
+    ///
+    /// let named = Addr::Unix(Some(Arc::from(Path::new("/run/app.sock"))));
+    /// assert_eq!(named.unix_path(), Some(Path::new("/run/app.sock")));
+    /// assert_eq!(named.to_string(), "unix:/run/app.sock");
+    /// // The client end of a Unix socket is usually unnamed.
+    /// assert_eq!(Addr::Unix(None).unix_path(), None);
+    /// ```
     pub fn unix_path(&self) -> Option<&Path> {
         match self {
             Addr::Unix(path) => path.as_deref(),
@@ -126,12 +151,57 @@ impl ConnectionInfo {
     }
 
     /// The client's end.
+    ///
+    /// # Examples
+    ///
+    /// The server sees the client's address as the client's socket has it:
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use ringstream::server::{self, service_fn, ConnectionInfo};
+    /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let app = service_fn(|req: http::Request<ringstream::Incoming>| async move {
+    ///     let info = req.extensions().get::<ConnectionInfo>().unwrap();
+    ///     Ok::<_, Infallible>(http::Response::new(info.remote_addr().to_string()))
+    /// });
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let addr = listener.local_addr().unwrap();
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let running = tokio::spawn(server::serve(listener, app).with_graceful_shutdown(async {
+    ///     let _ = stopped.await;
+    /// }));
+    ///
+    /// let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+    /// let me = client.local_addr().unwrap();
+    /// client.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await.unwrap();
+    /// let mut response = String::new();
+    /// client.read_to_string(&mut response).await.unwrap();
+    /// assert!(response.ends_with(&format!("\r\n\r\n{me}")));
+    /// stop.send(()).unwrap();
+    /// running.await.unwrap().unwrap();
+    /// # });
+    /// ```
     pub fn remote_addr(&self) -> &Addr {
         &self.remote
     }
 
     /// The server's end (for a listener bound to `0.0.0.0`, the address
     /// the client connected to).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::net::SocketAddr;
+    /// use ringstream::server::{Addr, ConnectionInfo};
+    ///
+    /// let client: SocketAddr = "192.0.2.7:50123".parse().unwrap();
+    /// let server: SocketAddr = "192.0.2.1:443".parse().unwrap();
+    /// let info = ConnectionInfo::new(client, server);
+    /// assert_eq!(info.local_addr(), &Addr::Tcp(server));
+    /// assert_eq!(info.local_addr().socket_addr().map(|a| a.port()), Some(443));
+    /// ```
     pub fn local_addr(&self) -> &Addr {
         &self.local
     }

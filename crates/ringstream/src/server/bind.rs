@@ -53,9 +53,37 @@ pub struct Server<L = TcpListener> {
 impl Server {
     /// Binds a TCP listener to `addr`.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::io;
+    /// use ringstream::server::Server;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// // Port 0: the system picks a free port.
+    /// let server = Server::bind("127.0.0.1:0").await.unwrap();
+    /// let addr = server.local_addr().unwrap();
+    /// assert_ne!(addr.port(), 0);
+    ///
+    /// // The port is taken while `server` holds it.
+    /// let taken = Server::bind(addr).await.unwrap_err();
+    /// assert_eq!(taken.kind(), io::ErrorKind::AddrInUse);
+    /// # });
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Io`] when the address cannot be bound.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe. The future waits only while `addr` is resolved (a
+    /// host name is looked up on tokio's blocking pool; an IP address is
+    /// ready at once); the listener is bound in the poll that completes
+    /// it. If it is dropped before then, no socket has been bound and the
+    /// address stays free, so the call can simply be made again (a host
+    /// name lookup already under way runs to its end and its result is
+    /// dropped).
     pub async fn bind(addr: impl ToSocketAddrs) -> Result<Server, Error> {
         Ok(Server::from_listener(TcpListener::bind(addr).await?))
     }
@@ -63,9 +91,33 @@ impl Server {
     /// Binds a TCP listener to `addr` and serves HTTPS on it with `tls`
     /// (feature `tls`): [`bind`](Self::bind) then [`tls`](Self::tls).
     ///
+    /// # Examples
+    ///
+    /// A certificate made at run time (with the `rcgen` crate), served on
+    /// a free port:
+    ///
+    /// ```
+    /// use ringstream::server::tls::TlsConfig;
+    /// use ringstream::server::Server;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    /// let tls = TlsConfig::from_pem(cert.cert.pem().as_bytes(), cert.signing_key.serialize_pem().as_bytes())
+    ///     .unwrap();
+    /// let server = Server::bind_tls("127.0.0.1:0", tls).await.unwrap();
+    /// assert_ne!(server.local_addr().unwrap().port(), 0);
+    /// # });
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Io`] when the address cannot be bound.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`bind`](Self::bind): a future dropped before it
+    /// completes has bound nothing, and drops `tls` (clones of it held
+    /// elsewhere are unaffected).
     #[cfg(feature = "tls")]
     pub async fn bind_tls(addr: impl ToSocketAddrs, tls: tls::TlsConfig) -> Result<Server, Error> {
         Ok(Server::bind(addr).await?.tls(tls))
@@ -86,13 +138,6 @@ impl Server {
     /// others to the address it reports. Servers that should count as
     /// one can share their counters with
     /// [`with_metrics`](Server::with_metrics).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] when the address cannot be bound (a listener without
-    /// `SO_REUSEPORT` holds it, say), or of kind
-    /// [`Unsupported`](std::io::ErrorKind::Unsupported) on a platform
-    /// without `SO_REUSEPORT` (Windows, Solaris, illumos).
     ///
     /// # Examples
     ///
@@ -139,6 +184,19 @@ impl Server {
     /// assert_eq!(metrics.connections_open(), 0);
     /// # }
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the address cannot be bound (a listener without
+    /// `SO_REUSEPORT` holds it, say), or of kind
+    /// [`Unsupported`](std::io::ErrorKind::Unsupported) on a platform
+    /// without `SO_REUSEPORT` (Windows, Solaris, illumos).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`bind`](Self::bind): the future waits only while
+    /// `addr` is resolved, and binds in the poll that completes it, so a
+    /// future dropped earlier leaves no socket bound to the port.
     pub async fn bind_reuse_port(addr: impl ToSocketAddrs) -> Result<Server, Error> {
         let mut failed = None;
         for addr in tokio::net::lookup_host(addr).await? {
@@ -163,11 +221,6 @@ impl Server {
     ///
     /// Call it within a tokio runtime.
     ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] when the listener cannot be made non-blocking or
-    /// registered with the runtime.
-    ///
     /// # Examples
     ///
     /// ```
@@ -180,6 +233,11 @@ impl Server {
     /// assert_eq!(server.local_addr().unwrap(), addr);
     /// # });
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the listener cannot be made non-blocking or
+    /// registered with the runtime.
     pub fn from_std(listener: std::net::TcpListener) -> Result<Server, Error> {
         listener.set_nonblocking(true)?;
         Ok(Server::from_listener(TcpListener::from_std(listener)?))
@@ -217,6 +275,25 @@ impl<L: Listener> Server<L> {
     /// and takes one of a limited number of places
     /// ([`TlsConfigBuilder::max_handshakes`](tls::TlsConfigBuilder::max_handshakes));
     /// the connection then counts and is served as any other.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::server::tls::TlsConfig;
+    /// use ringstream::server::Server;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    /// # let (cert_pem, key_pem) = (cert.cert.pem(), cert.signing_key.serialize_pem());
+    /// // `cert_pem` and `key_pem`: a certificate chain and its private key, as PEM.
+    /// let tls = TlsConfig::from_pem(cert_pem.as_bytes(), key_pem.as_bytes()).unwrap();
+    /// let server = Server::bind("127.0.0.1:0").await.unwrap().tls(tls.clone());
+    /// // The server and `tls` share one configuration: a reload through
+    /// // `tls` reaches the server's new connections.
+    /// tls.reload().unwrap();
+    /// # let _ = server;
+    /// # });
+    /// ```
     #[cfg(feature = "tls")]
     #[must_use]
     pub fn tls(mut self, config: tls::TlsConfig) -> Server<L> {
@@ -225,6 +302,19 @@ impl<L: Listener> Server<L> {
     }
 
     /// Replaces the limits and timeouts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringstream::server::{Config, Server};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let config = Config { head_timeout: Duration::from_secs(5), max_connections: 100, ..Config::default() };
+    /// let mut server = Server::bind("127.0.0.1:0").await.unwrap().with_config(config);
+    /// assert_eq!(server.config_mut().max_connections, 100);
+    /// # });
+    /// ```
     #[must_use]
     pub fn with_config(mut self, config: Config) -> Server<L> {
         self.config = config;
@@ -232,11 +322,38 @@ impl<L: Listener> Server<L> {
     }
 
     /// The limits and timeouts, to change in place.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringstream::server::Server;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let mut server = Server::bind("127.0.0.1:0").await.unwrap();
+    /// server.config_mut().idle_timeout = Duration::from_secs(30);
+    /// assert_eq!(server.config_mut().idle_timeout, Duration::from_secs(30));
+    /// # });
+    /// ```
     pub fn config_mut(&mut self) -> &mut Config {
         &mut self.config
     }
 
     /// The address the listener is bound to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::server::Server;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = Server::bind("127.0.0.1:0").await.unwrap();
+    /// let addr = server.local_addr().unwrap();
+    /// assert!(addr.ip().is_loopback());
+    /// // Clients connect to it.
+    /// tokio::net::TcpStream::connect(addr).await.unwrap();
+    /// # });
+    /// ```
     ///
     /// # Errors
     ///
@@ -246,6 +363,21 @@ impl<L: Listener> Server<L> {
     }
 
     /// The server's counters, shared with the running server.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::server::Server;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = Server::bind("127.0.0.1:0").await.unwrap();
+    /// let metrics = server.metrics();
+    /// // Read it while the server runs, from any task.
+    /// assert_eq!(metrics.requests(), 0);
+    /// assert_eq!(metrics.connections_open(), 0);
+    /// # drop(server);
+    /// # });
+    /// ```
     pub fn metrics(&self) -> Arc<Metrics> {
         self.metrics.clone()
     }

@@ -103,6 +103,21 @@ pub trait IntoMakeService<Marker> {
 
 /// The [`IntoMakeService`] marker of an [`HttpService`] (or any other
 /// [`MakeService`]), served as it is.
+///
+/// # Examples
+///
+/// Inferred when a service is served; named only where a bound needs it:
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{service_fn, IntoMakeService, ServiceMarker};
+///
+/// let service = service_fn(|_req: http::Request<ringstream::Incoming>| async {
+///     Ok::<_, Infallible>(http::Response::new(String::new()))
+/// });
+/// let made = IntoMakeService::<ServiceMarker>::into_make_service(service);
+/// # let _ = made;
+/// ```
 #[derive(Debug)]
 pub struct ServiceMarker;
 

@@ -44,6 +44,39 @@ pub struct Metrics {
 
 /// The counters of [`Metrics`] read at one moment (each counter by itself;
 /// they are not read under a lock).
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{service_fn, MetricsSnapshot, Server};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let server = Server::bind("127.0.0.1:0").await.unwrap();
+/// let (addr, metrics) = (server.local_addr().unwrap(), server.metrics());
+/// let app = service_fn(|_req: http::Request<ringstream::Incoming>| async {
+///     Ok::<_, Infallible>(http::Response::new(String::from("hi")))
+/// });
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// let running = tokio::spawn(server.serve(app).with_graceful_shutdown(async {
+///     let _ = stopped.await;
+/// }));
+///
+/// let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+/// client.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await.unwrap();
+/// client.read_to_end(&mut Vec::new()).await.unwrap();
+/// stop.send(()).unwrap();
+/// running.await.unwrap().unwrap();
+///
+/// let now: MetricsSnapshot = metrics.snapshot();
+/// assert_eq!(now.requests, 1);
+/// assert_eq!(now.connections_accepted, 1);
+/// assert_eq!(now.connections_open, 0);
+/// assert_eq!(now.errors, 0);
+/// assert!(now.bytes_out > 0);
+/// # });
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct MetricsSnapshot {
@@ -148,6 +181,18 @@ impl Metrics {
     }
 
     /// Responses sent with `status` so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::server::Metrics;
+    ///
+    /// let metrics = Metrics::default();
+    /// assert_eq!(metrics.status_count(404), 0);
+    /// // Out of the range of HTTP statuses: always 0.
+    /// assert_eq!(metrics.status_count(42), 0);
+    /// assert_eq!(metrics.status_count(1000), 0);
+    /// ```
     pub fn status_count(&self, status: u16) -> u64 {
         usize::from(status)
             .checked_sub(100)
@@ -256,6 +301,18 @@ impl Metrics {
 
     /// Print the counters as Prometheus text exposition format, one line at
     /// a time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::server::Metrics;
+    ///
+    /// let metrics = Metrics::default();
+    /// let mut text = String::new();
+    /// metrics.write_prometheus(&mut text).unwrap();
+    /// assert!(text.contains("# TYPE ringstream_requests_total counter\n"));
+    /// assert!(text.contains("\nringstream_requests_total 0\n"));
+    /// ```
     ///
     /// # Errors
     ///

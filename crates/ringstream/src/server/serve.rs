@@ -27,6 +27,36 @@ impl<L: Listener> Server<L> {
     /// `router.into_make_service()` or
     /// `router.into_make_service_with_connect_info::<C>()`
     /// ([`IntoMakeService`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use ringstream::server::{service_fn, Server};
+    /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = Server::bind("127.0.0.1:0").await.unwrap();
+    /// let addr = server.local_addr().unwrap();
+    /// let app = service_fn(|req: http::Request<ringstream::Incoming>| async move {
+    ///     Ok::<_, Infallible>(http::Response::new(format!("you asked for {}", req.uri().path())))
+    /// });
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let running = tokio::spawn(server.serve(app).with_graceful_shutdown(async {
+    ///     let _ = stopped.await;
+    /// }));
+    ///
+    /// let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+    /// client.write_all(b"GET /items HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await.unwrap();
+    /// let mut response = String::new();
+    /// client.read_to_string(&mut response).await.unwrap();
+    /// assert!(response.starts_with("HTTP/1.1 200 OK\r\n"));
+    /// assert!(response.ends_with("\r\n\r\nyou asked for /items"));
+    ///
+    /// stop.send(()).unwrap();
+    /// running.await.unwrap().unwrap();
+    /// # });
+    /// ```
     pub fn serve<A, Marker>(self, app: A) -> Serve<L, A::MakeService>
     where
         A: IntoMakeService<Marker>,
@@ -88,6 +118,37 @@ where
 /// Nothing happens until it is first polled, so it can still be
 /// configured with [`with_config`](Self::with_config) or given a shutdown
 /// signal with [`with_graceful_shutdown`](Self::with_graceful_shutdown).
+/// Dropping it (or aborting the task it was spawned on) stops the server
+/// at once, and the connections it serves with it.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use std::time::Duration;
+/// use ringstream::server::{self, service_fn, Config};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// let app = service_fn(|_req: http::Request<ringstream::Incoming>| async {
+///     Ok::<_, Infallible>(http::Response::new(String::from("hi")))
+/// });
+/// // Configured before it is first polled; nothing is served yet.
+/// let serve = server::serve(listener, app)
+///     .with_config(Config { idle_timeout: Duration::from_secs(30), ..Config::default() });
+/// let addr = serve.local_addr().unwrap();
+/// let metrics = serve.metrics();
+///
+/// let running = tokio::spawn(serve);
+/// let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
+/// while metrics.connections_accepted() == 0 {
+///     tokio::task::yield_now().await;
+/// }
+/// // Without a shutdown signal, it serves until stopped from outside.
+/// running.abort();
+/// assert!(running.await.unwrap_err().is_cancelled());
+/// # });
+/// ```
 ///
 /// # Errors
 ///
@@ -103,6 +164,29 @@ pub struct Serve<L, S> {
 impl<L, S> Serve<L, S> {
     /// Replaces the limits and timeouts. Call it before the first poll:
     /// a server already running keeps its configuration.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use std::time::Duration;
+    /// use ringstream::server::{self, service_fn, Config};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let app = service_fn(|_req: http::Request<ringstream::Incoming>| async {
+    ///     Ok::<_, Infallible>(http::Response::new(String::new()))
+    /// });
+    /// let config = Config {
+    ///     head_timeout: Duration::from_secs(5),
+    ///     shutdown_timeout: Duration::from_secs(10),
+    ///     ..Config::default()
+    /// };
+    /// let serve = server::serve(listener, app).with_config(config);
+    /// // An immediate shutdown signal: it starts, then stops at once.
+    /// serve.with_graceful_shutdown(async {}).await.unwrap();
+    /// # });
+    /// ```
     pub fn with_config(mut self, config: Config) -> Serve<L, S> {
         if let Some((server, _, _)) = &mut self.start.parts {
             server.config = config;
@@ -116,12 +200,6 @@ impl<L, S> Serve<L, S> {
     }
 
     /// The address the server listens on (as axum's `Serve::local_addr`).
-    ///
-    /// # Errors
-    ///
-    /// The listener's error, or [`io::ErrorKind::Other`] once the server
-    /// runs (it was polled, and its listener moved into the running
-    /// server).
     ///
     /// # Examples
     ///
@@ -139,6 +217,12 @@ impl<L, S> Serve<L, S> {
     /// assert_eq!(serve.local_addr().unwrap(), bound);
     /// # });
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// The listener's error, or [`io::ErrorKind::Other`] once the server
+    /// runs (it was polled, and its listener moved into the running
+    /// server).
     pub fn local_addr(&self) -> io::Result<L::Addr>
     where
         L: Listener,
@@ -153,6 +237,50 @@ impl<L, S> Serve<L, S> {
     ///
     /// A server already running (polled before this call) keeps running
     /// without the signal.
+    ///
+    /// # Examples
+    ///
+    /// A request in flight when the signal comes is answered before the
+    /// server stops:
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use std::sync::Arc;
+    /// use ringstream::server::{self, service_fn};
+    /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    /// use tokio::sync::Notify;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let addr = listener.local_addr().unwrap();
+    /// let started = Arc::new(Notify::new());
+    /// let app = service_fn({
+    ///     let started = started.clone();
+    ///     move |_req: http::Request<ringstream::Incoming>| {
+    ///         let started = started.clone();
+    ///         async move {
+    ///             started.notify_one();
+    ///             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    ///             Ok::<_, Infallible>(http::Response::new(String::from("done")))
+    ///         }
+    ///     }
+    /// });
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let running = tokio::spawn(server::serve(listener, app).with_graceful_shutdown(async {
+    ///     let _ = stopped.await;
+    /// }));
+    ///
+    /// let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+    /// client.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    /// started.notified().await;
+    /// stop.send(()).unwrap();
+    ///
+    /// let mut response = String::new();
+    /// client.read_to_string(&mut response).await.unwrap();
+    /// assert!(response.ends_with("\r\n\r\ndone"));
+    /// running.await.unwrap().unwrap();
+    /// # });
+    /// ```
     pub fn with_graceful_shutdown<F>(self, signal: F) -> WithGracefulShutdown<L, S, F>
     where
         F: Future<Output = ()> + Send + 'static,
@@ -197,6 +325,34 @@ where
 
 /// A [`Serve`] that shuts down gracefully once its signal completes, made
 /// by [`Serve::with_graceful_shutdown`]; a future like `Serve`.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{service_fn, Server};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let app = service_fn(|_req: http::Request<ringstream::Incoming>| async {
+///     Ok::<_, Infallible>(http::Response::new(String::new()))
+/// });
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// let serve = Server::bind("127.0.0.1:0")
+///     .await
+///     .unwrap()
+///     .serve(app)
+///     .with_graceful_shutdown(async {
+///         let _ = stopped.await;
+///     });
+/// assert!(serve.local_addr().unwrap().ip().is_loopback());
+/// let metrics = serve.metrics();
+///
+/// let running = tokio::spawn(serve);
+/// stop.send(()).unwrap();
+/// running.await.unwrap().unwrap();
+/// assert_eq!(metrics.requests(), 0);
+/// # });
+/// ```
 ///
 /// # Errors
 ///

@@ -30,11 +30,6 @@ use crate::error::Error;
 /// Its requests carry no [`ConnectionInfo`]: use
 /// [`serve_connection_with_info`] to give them one.
 ///
-/// # Errors
-///
-/// When the connection ends with an I/O error or a broken response body:
-/// the same [`Error`] as [`serve`](super::serve)'s.
-///
 /// # Examples
 ///
 /// ```
@@ -55,6 +50,11 @@ use crate::error::Error;
 /// assert!(response.ends_with("\r\n\r\nhi"));
 /// # });
 /// ```
+///
+/// # Errors
+///
+/// When the connection ends with an I/O error or a broken response body:
+/// the same [`Error`] as [`serve`](super::serve)'s.
 pub fn serve_connection<T, S>(
     io: T,
     service: S,
@@ -69,10 +69,6 @@ where
 
 /// As [`serve_connection`], with `info` as the [`ConnectionInfo`]
 /// extension of every request.
-///
-/// # Errors
-///
-/// As [`serve_connection`].
 ///
 /// # Examples
 ///
@@ -96,6 +92,10 @@ where
 /// assert!(response.ends_with("\r\n\r\n192.0.2.7:4000"));
 /// # });
 /// ```
+///
+/// # Errors
+///
+/// As [`serve_connection`].
 pub fn serve_connection_with_info<T, S>(
     io: T,
     info: ConnectionInfo,
@@ -142,6 +142,32 @@ where
 
 /// One connection being served, made by [`serve_connection`]: a future
 /// that completes when the connection closes.
+///
+/// # Examples
+///
+/// Two requests on one connection; it ends when the client closes it:
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{serve_connection, service_fn, Config};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let (mut client, server) = tokio::io::duplex(4096);
+/// let service = service_fn(|req: http::Request<ringstream::Incoming>| async move {
+///     Ok::<_, Infallible>(http::Response::new(req.uri().path().to_owned()))
+/// });
+/// let served = tokio::spawn(serve_connection(server, service, Config::default()));
+///
+/// client.write_all(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+/// client.shutdown().await.unwrap();
+/// let mut responses = String::new();
+/// client.read_to_string(&mut responses).await.unwrap();
+/// assert_eq!(responses.matches("HTTP/1.1 200 OK").count(), 2);
+/// assert!(responses.ends_with("\r\n\r\n/b"));
+/// served.await.unwrap().unwrap();
+/// # });
+/// ```
 ///
 /// # Errors
 ///
@@ -211,6 +237,49 @@ impl<F> fmt::Debug for ServeConnection<F> {
 
 /// A [`ServeConnection`] that shuts down gracefully once its signal
 /// completes, made by [`ServeConnection::with_graceful_shutdown`].
+///
+/// # Examples
+///
+/// A request under way when the signal comes is answered, with
+/// `connection: close`, and the connection ends:
+///
+/// ```
+/// use std::convert::Infallible;
+/// use std::time::Duration;
+/// use ringstream::server::{serve_connection, service_fn, Config};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let (mut client, server) = tokio::io::duplex(4096);
+/// let (started, is_started) = tokio::sync::oneshot::channel::<()>();
+/// let mut started = Some(started);
+/// let service = service_fn(move |_req: http::Request<ringstream::Incoming>| {
+///     let started = started.take();
+///     async move {
+///         if let Some(started) = started {
+///             let _ = started.send(());
+///         }
+///         tokio::time::sleep(Duration::from_millis(20)).await;
+///         Ok::<_, Infallible>(http::Response::new(String::from("done")))
+///     }
+/// });
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// let served = tokio::spawn(
+///     serve_connection(server, service, Config::default()).with_graceful_shutdown(async {
+///         let _ = stopped.await;
+///     }),
+/// );
+///
+/// client.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+/// is_started.await.unwrap();
+/// stop.send(()).unwrap();
+/// let mut response = String::new();
+/// client.read_to_string(&mut response).await.unwrap();
+/// assert!(response.to_ascii_lowercase().contains("\r\nconnection: close\r\n"));
+/// assert!(response.ends_with("\r\n\r\ndone"));
+/// served.await.unwrap().unwrap();
+/// # });
+/// ```
 ///
 /// # Errors
 ///

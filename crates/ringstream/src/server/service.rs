@@ -89,6 +89,25 @@ pub fn service_fn<F>(f: F) -> ServiceFn<F> {
 }
 
 /// A [`Service`] made by [`service_fn`].
+///
+/// # Examples
+///
+/// Called directly as a tower service:
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{service_fn, ServiceFn};
+/// use tower_service::Service;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let mut service: ServiceFn<_> = service_fn(|req: http::Request<ringstream::Incoming>| async move {
+///     Ok::<_, Infallible>(http::Response::new(req.method().to_string()))
+/// });
+/// let request = http::Request::post("/").body(ringstream::Incoming::empty()).unwrap();
+/// let response = service.call(request).await.unwrap();
+/// assert_eq!(response.body(), "POST");
+/// # });
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct ServiceFn<F> {
     f: F,

@@ -26,6 +26,20 @@ use crate::stream::Stream;
 
 /// The transport of an upgraded connection, boxed so that its type does
 /// not depend on the listener.
+///
+/// # Examples
+///
+/// Any `AsyncRead + AsyncWrite + Send + Unpin` transport is one:
+///
+/// ```
+/// use ringstream::server::upgrade::UpgradedIo;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let (a, _b) = tokio::io::duplex(64);
+/// let boxed: Box<dyn UpgradedIo> = Box::new(a);
+/// # drop(boxed);
+/// # });
+/// ```
 pub trait UpgradedIo: AsyncRead + AsyncWrite + Send + Unpin {}
 
 impl<T: AsyncRead + AsyncWrite + Send + Unpin> UpgradedIo for T {}
@@ -38,6 +52,49 @@ impl<T: AsyncRead + AsyncWrite + Send + Unpin> UpgradedIo for T {}
 /// Its reads and writes fail once the server's shutdown deadline has
 /// passed; [`stopping`](Self::stopping) tells when the graceful shutdown
 /// begins, so that the protocol can close in its own way first.
+///
+/// # Examples
+///
+/// A line echoed back over the upgraded connection:
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{serve_connection, service_fn, upgrade, Config};
+/// use ringstream::Incoming;
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let service = service_fn(|mut req: http::Request<Incoming>| async move {
+///     let on_upgrade = upgrade::on_upgrade(&mut req).expect("an upgrade request");
+///     tokio::spawn(async move {
+///         let mut upgraded = on_upgrade.await.unwrap();
+///         // "hello\n" came with the request head: it is buffered already.
+///         let line = upgraded.stream().gets(1024).await.unwrap().unwrap();
+///         upgraded.stream().write_all(&line).await.unwrap();
+///         upgraded.stream().flush().await.unwrap();
+///     });
+///     Ok::<_, Infallible>(
+///         http::Response::builder()
+///             .status(101)
+///             .header("connection", "upgrade")
+///             .header("upgrade", "echo")
+///             .body(String::new())
+///             .unwrap(),
+///     )
+/// });
+/// let (mut client, io) = tokio::io::duplex(4096);
+/// let served = tokio::spawn(serve_connection(io, service, Config::default()));
+/// client
+///     .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: echo\r\n\r\nhello\n")
+///     .await
+///     .unwrap();
+/// let mut received = String::new();
+/// client.read_to_string(&mut received).await.unwrap();
+/// assert!(received.starts_with("HTTP/1.1 101 Switching Protocols\r\n"));
+/// assert!(received.ends_with("\r\n\r\nhello\n"));
+/// served.await.unwrap().unwrap();
+/// # });
+/// ```
 pub struct Upgraded {
     stream: Stream<Io>,
     stop: watch::Receiver<bool>,
@@ -45,6 +102,48 @@ pub struct Upgraded {
 
 impl Upgraded {
     /// The upgraded connection as a [`Stream`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use ringstream::server::{serve_connection, service_fn, upgrade, Config};
+    /// use ringstream::Incoming;
+    /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let service = service_fn(|mut req: http::Request<Incoming>| async move {
+    ///     let on_upgrade = upgrade::on_upgrade(&mut req).unwrap();
+    ///     tokio::spawn(async move {
+    ///         let mut upgraded = on_upgrade.await.unwrap();
+    ///         // A length-prefixed message, answered in upper case.
+    ///         let len = upgraded.stream().read_exactly(1).await.unwrap()[0];
+    ///         let message = upgraded.stream().read_exactly(len.into()).await.unwrap();
+    ///         upgraded.stream().write_all(&message.to_ascii_uppercase()).await.unwrap();
+    ///         upgraded.stream().flush().await.unwrap();
+    ///     });
+    ///     Ok::<_, Infallible>(
+    ///         http::Response::builder()
+    ///             .status(101)
+    ///             .header("connection", "upgrade")
+    ///             .header("upgrade", "shout")
+    ///             .body(String::new())
+    ///             .unwrap(),
+    ///     )
+    /// });
+    /// let (mut client, io) = tokio::io::duplex(4096);
+    /// let served = tokio::spawn(serve_connection(io, service, Config::default()));
+    /// client
+    ///     .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: shout\r\n\r\n")
+    ///     .await
+    ///     .unwrap();
+    /// client.write_all(b"\x05hello").await.unwrap();
+    /// let mut received = String::new();
+    /// client.read_to_string(&mut received).await.unwrap();
+    /// assert!(received.ends_with("\r\n\r\nHELLO"));
+    /// served.await.unwrap().unwrap();
+    /// # });
+    /// ```
     pub fn stream(&mut self) -> &mut Stream<Io> {
         &mut self.stream
     }
@@ -52,6 +151,49 @@ impl Upgraded {
     /// The stream alone, for a protocol that does not need to hear the
     /// graceful shutdown. The connection's slot is given back when it is
     /// dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use ringstream::server::{serve_connection, service_fn, upgrade, Config};
+    /// use ringstream::Incoming;
+    /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    /// use ringstream::server::upgrade::Io;
+    /// use ringstream::Stream;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let service = service_fn(|mut req: http::Request<Incoming>| async move {
+    ///     let on_upgrade = upgrade::on_upgrade(&mut req).expect("an upgrade request");
+    ///     tokio::spawn(async move {
+    ///         let mut upgraded = on_upgrade.await.unwrap();
+    ///         let mut stream: Stream<Io> = upgraded.into_stream();
+    ///         let line = stream.gets(1024).await.unwrap().unwrap();
+    ///         stream.write_all(&line).await.unwrap();
+    ///         stream.flush().await.unwrap();
+    ///         // Dropping the stream ends the connection.
+    ///     });
+    ///     Ok::<_, Infallible>(
+    ///         http::Response::builder()
+    ///             .status(101)
+    ///             .header("connection", "upgrade")
+    ///             .header("upgrade", "echo")
+    ///             .body(String::new())
+    ///             .unwrap(),
+    ///     )
+    /// });
+    /// let (mut client, io) = tokio::io::duplex(4096);
+    /// let served = tokio::spawn(serve_connection(io, service, Config::default()));
+    /// client
+    ///     .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: echo\r\n\r\nhello\n")
+    ///     .await
+    ///     .unwrap();
+    /// let mut received = String::new();
+    /// client.read_to_string(&mut received).await.unwrap();
+    /// assert!(received.ends_with("\r\n\r\nhello\n"));
+    /// served.await.unwrap().unwrap();
+    /// # });
+    /// ```
     pub fn into_stream(self) -> Stream<Io> {
         self.stream
     }
@@ -68,6 +210,56 @@ impl Upgraded {
 
     /// Completes when the server begins a graceful shutdown (at once if it
     /// has). The connection is cut off at the shutdown deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use ringstream::server::{serve_connection, service_fn, upgrade, Config};
+    /// use ringstream::Incoming;
+    /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let service = service_fn(|mut req: http::Request<Incoming>| async move {
+    ///     let on_upgrade = upgrade::on_upgrade(&mut req).expect("an upgrade request");
+    ///     tokio::spawn(async move {
+    ///         let mut upgraded = on_upgrade.await.unwrap();
+    ///         // The protocol says goodbye in its own way before the deadline.
+    ///         upgraded.stopping().await;
+    ///         assert!(upgraded.is_stopping());
+    ///         upgraded.stream().write_all(b"bye\n").await.unwrap();
+    ///         upgraded.stream().flush().await.unwrap();
+    ///     });
+    ///     Ok::<_, Infallible>(
+    ///         http::Response::builder()
+    ///             .status(101)
+    ///             .header("connection", "upgrade")
+    ///             .header("upgrade", "echo")
+    ///             .body(String::new())
+    ///             .unwrap(),
+    ///     )
+    /// });
+    /// let (mut client, io) = tokio::io::duplex(4096);
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let served = tokio::spawn(
+    ///     serve_connection(io, service, Config::default()).with_graceful_shutdown(async {
+    ///         let _ = stopped.await;
+    ///     }),
+    /// );
+    /// client
+    ///     .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: echo\r\n\r\n")
+    ///     .await
+    ///     .unwrap();
+    /// let mut head = [0; 12];
+    /// client.read_exact(&mut head).await.unwrap();
+    /// assert_eq!(&head, b"HTTP/1.1 101");
+    /// stop.send(()).unwrap();
+    /// let mut received = String::new();
+    /// client.read_to_string(&mut received).await.unwrap();
+    /// assert!(received.ends_with("\r\n\r\nbye\n"));
+    /// served.await.unwrap().unwrap();
+    /// # });
+    /// ```
     ///
     /// # Cancel safety
     ///
@@ -120,6 +312,42 @@ impl AsyncWrite for Upgraded {
 /// been written.
 ///
 /// Clones share the one connection: the first to await it gets it.
+///
+/// # Examples
+///
+/// A service that declines the upgrade: whoever awaits it learns so.
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::{serve_connection, service_fn, upgrade, Config};
+/// use ringstream::{Error, Incoming};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let (outcome, result) = tokio::sync::oneshot::channel();
+/// let mut outcome = Some(outcome);
+/// let service = service_fn(move |mut req: http::Request<Incoming>| {
+///     let on_upgrade = upgrade::on_upgrade(&mut req).unwrap();
+///     let outcome = outcome.take().unwrap();
+///     tokio::spawn(async move {
+///         let _ = outcome.send(on_upgrade.await);
+///     });
+///     async { Ok::<_, Infallible>(http::Response::new(String::from("no, thanks"))) }
+/// });
+/// let (mut client, io) = tokio::io::duplex(4096);
+/// let served = tokio::spawn(serve_connection(io, service, Config::default()));
+/// client
+///     .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: echo\r\n\r\n")
+///     .await
+///     .unwrap();
+/// client.shutdown().await.unwrap();
+/// let mut response = String::new();
+/// client.read_to_string(&mut response).await.unwrap();
+/// assert!(response.starts_with("HTTP/1.1 200 OK\r\n"));
+/// assert!(matches!(result.await.unwrap(), Err(Error::Closed)));
+/// served.await.unwrap().unwrap();
+/// # });
+/// ```
 ///
 /// # Errors
 ///
@@ -299,6 +527,48 @@ fn cut_off() -> io::Error {
 /// The transport of an upgraded connection: the connection's own, boxed.
 /// Its reads and writes fail once the server's shutdown deadline has
 /// passed; dropping it gives the connection's slot back.
+///
+/// # Examples
+///
+/// The raw transport, written to with tokio's I/O traits (bytes the
+/// [`Stream`] had buffered would be dropped with it; here there are none):
+///
+/// ```
+/// use std::convert::Infallible;
+/// use ringstream::server::upgrade::{self, Io};
+/// use ringstream::server::{serve_connection, service_fn, Config};
+/// use ringstream::Incoming;
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let service = service_fn(|mut req: http::Request<Incoming>| async move {
+///     let on_upgrade = upgrade::on_upgrade(&mut req).unwrap();
+///     tokio::spawn(async move {
+///         let mut io: Io = on_upgrade.await.unwrap().into_stream().into_inner();
+///         io.write_all(b"raw bytes").await.unwrap();
+///         io.flush().await.unwrap();
+///     });
+///     Ok::<_, Infallible>(
+///         http::Response::builder()
+///             .status(101)
+///             .header("connection", "upgrade")
+///             .header("upgrade", "raw")
+///             .body(String::new())
+///             .unwrap(),
+///     )
+/// });
+/// let (mut client, io) = tokio::io::duplex(4096);
+/// let served = tokio::spawn(serve_connection(io, service, Config::default()));
+/// client
+///     .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: raw\r\n\r\n")
+///     .await
+///     .unwrap();
+/// let mut received = String::new();
+/// client.read_to_string(&mut received).await.unwrap();
+/// assert!(received.ends_with("\r\n\r\nraw bytes"));
+/// served.await.unwrap().unwrap();
+/// # });
+/// ```
 pub struct Io {
     io: Box<dyn UpgradedIo>,
     cut: Arc<KillSwitch>,

@@ -76,6 +76,23 @@ impl Broadcaster {
     /// Set the keep-alive interval of the streams made by
     /// [`subscribe`](Broadcaster::subscribe) from now on; `None` disables
     /// keep-alive comments. The default is [`DEFAULT_KEEP_ALIVE`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use http_body_util::BodyExt;
+    /// use ringstream::sse::{Broadcaster, OverflowPolicy};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let broadcaster = Broadcaster::new(8, OverflowPolicy::DropOldest)
+    ///     .with_keep_alive(Some(Duration::from_millis(10)));
+    /// let mut client = broadcaster.subscribe(None);
+    /// // Nothing sent: a comment keeps the connection alive.
+    /// let frame = client.frame().await.unwrap().unwrap();
+    /// assert_eq!(frame.into_data().unwrap(), ": keep-alive\n\n");
+    /// # });
+    /// ```
     #[must_use]
     pub fn with_keep_alive(mut self, interval: Option<Duration>) -> Broadcaster {
         self.keep_alive = interval;

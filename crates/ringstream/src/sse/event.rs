@@ -161,10 +161,6 @@ impl Event {
 
     /// Set the event id, or reject it if it contains CR, LF or NUL.
     ///
-    /// # Errors
-    ///
-    /// [`InvalidField`] when the id contains CR, LF or NUL.
-    ///
     /// # Examples
     ///
     /// ```
@@ -173,6 +169,10 @@ impl Event {
     /// assert!(Event::new().try_id("7").is_ok());
     /// assert!(Event::new().try_id("7\r").is_err());
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidField`] when the id contains CR, LF or NUL.
     pub fn try_id(mut self, id: impl Into<String>) -> Result<Event, InvalidField> {
         self.id = Some(OneLineField::Id.check(id)?);
         Ok(self)
@@ -196,10 +196,6 @@ impl Event {
 
     /// Set the event type, or reject it if it contains CR or LF.
     ///
-    /// # Errors
-    ///
-    /// [`InvalidField`] when the type contains CR or LF.
-    ///
     /// # Examples
     ///
     /// ```
@@ -207,6 +203,10 @@ impl Event {
     ///
     /// assert!(Event::new().try_event("a\nb").is_err());
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidField`] when the type contains CR or LF.
     pub fn try_event(mut self, event: impl Into<String>) -> Result<Event, InvalidField> {
         self.event = Some(OneLineField::Event.check(event)?);
         Ok(self)

@@ -203,6 +203,27 @@ impl EventStream {
     }
 
     /// Never send keep-alive comments.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use http_body_util::BodyExt;
+    /// use ringstream::sse::{Broadcaster, OverflowPolicy};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap().block_on(async {
+    /// let broadcaster = Broadcaster::new(8, OverflowPolicy::DropOldest);
+    /// let mut quiet = broadcaster.subscribe(None).without_keep_alive();
+    /// let mut default = broadcaster.subscribe(None);
+    ///
+    /// // An hour without events (the clock is paused, so no real hour
+    /// // passes): a keep-alive comment on the default stream, nothing on
+    /// // the other.
+    /// let hour = Duration::from_secs(3600);
+    /// assert!(tokio::time::timeout(hour, default.frame()).await.is_ok());
+    /// assert!(tokio::time::timeout(hour, quiet.frame()).await.is_err());
+    /// # });
+    /// ```
     #[must_use]
     pub fn without_keep_alive(mut self) -> EventStream {
         self.keep_alive = None;

@@ -17,6 +17,26 @@ const HTTP_1_1: &[u8] = b"http/1.1";
 /// The server's TLS settings, shared by every connection and reloadable
 /// while they run. Clones share one configuration: a reload through any
 /// of them is seen by all.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ringstream::server::tls::TlsConfig;
+///
+/// # let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+/// # let (cert_pem, key_pem) = (cert.cert.pem(), cert.signing_key.serialize_pem());
+/// // `cert_pem` and `key_pem`: a certificate chain and its private key, as PEM.
+/// let tls = TlsConfig::from_pem(cert_pem.as_bytes(), key_pem.as_bytes()).unwrap();
+/// assert_eq!(tls.handshake_timeout(), TlsConfig::DEFAULT_HANDSHAKE_TIMEOUT);
+/// assert_eq!(tls.current().alpn_protocols, [b"http/1.1".to_vec()]);
+///
+/// // A clone is the same configuration, not a copy of it.
+/// let shared = tls.clone();
+/// let before = tls.current();
+/// shared.reload().unwrap();
+/// assert!(!std::sync::Arc::ptr_eq(&before, &tls.current()));
+/// ```
 #[derive(Clone, Debug)]
 pub struct TlsConfig {
     inner: Arc<Shared>,
@@ -116,6 +136,25 @@ impl TlsConfig {
     /// chain starts with the server's certificate). [`reload`](Self::reload)
     /// reads the files again.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::server::tls::TlsConfig;
+    ///
+    /// # let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    /// # let (cert_pem, key_pem) = (cert.cert.pem(), cert.signing_key.serialize_pem());
+    /// let dir = std::env::temp_dir().join(format!("ringstream-doc-tls-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("cert.pem"), &cert_pem).unwrap();
+    /// std::fs::write(dir.join("key.pem"), &key_pem).unwrap();
+    ///
+    /// let tls = TlsConfig::from_pem_files(dir.join("cert.pem"), dir.join("key.pem")).unwrap();
+    /// assert!(!tls.current().alpn_protocols.is_empty());
+    /// // A missing file is an error, not a panic.
+    /// assert!(TlsConfig::from_pem_files(dir.join("none.pem"), dir.join("key.pem")).is_err());
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`TlsError`] when a file cannot be read or parsed, or the key does
@@ -129,10 +168,6 @@ impl TlsConfig {
 
     /// One certificate chain and its private key, from PEM text.
     ///
-    /// # Errors
-    ///
-    /// As [`from_pem_files`](Self::from_pem_files).
-    ///
     /// # Examples
     ///
     /// ```
@@ -140,6 +175,10 @@ impl TlsConfig {
     ///
     /// assert!(TlsConfig::from_pem(b"not a certificate", b"").is_err());
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`from_pem_files`](Self::from_pem_files).
     pub fn from_pem(cert: &[u8], key: &[u8]) -> Result<TlsConfig, TlsError> {
         TlsConfig::builder().certificate_pem(cert, key).build()
     }
@@ -147,6 +186,32 @@ impl TlsConfig {
     /// A configuration built by hand: ALPN is set to `http/1.1` when it
     /// names no protocol. [`reload`](Self::reload) has nothing to read
     /// again; [`replace`](Self::replace) swaps it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ringstream::server::tls::TlsConfig;
+    /// use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+    ///
+    /// # let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    /// # let (cert_der, key_der) = (cert.cert.der().to_vec(), cert.signing_key.serialize_der());
+    /// // `cert_der` and `key_der`: a certificate and its PKCS #8 private key, DER.
+    /// let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    /// let config = rustls::ServerConfig::builder_with_provider(provider)
+    ///     .with_safe_default_protocol_versions()
+    ///     .unwrap()
+    ///     .with_no_client_auth()
+    ///     .with_single_cert(
+    ///         vec![CertificateDer::from(cert_der)],
+    ///         PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key_der)),
+    ///     )
+    ///     .unwrap();
+    /// let tls = TlsConfig::from_rustls(config);
+    /// assert_eq!(tls.current().alpn_protocols, [b"http/1.1".to_vec()]);
+    /// // No files to read again.
+    /// assert!(tls.reload().is_err());
+    /// ```
     pub fn from_rustls(mut config: ServerConfig) -> TlsConfig {
         if config.alpn_protocols.is_empty() {
             config.alpn_protocols = vec![HTTP_1_1.to_vec()];
@@ -156,6 +221,24 @@ impl TlsConfig {
 
     /// A builder: several certificates chosen by server name (SNI),
     /// client certificates, the handshake's limits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringstream::server::tls::TlsConfig;
+    ///
+    /// # let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    /// # let (cert_pem, key_pem) = (cert.cert.pem(), cert.signing_key.serialize_pem());
+    /// let tls = TlsConfig::builder()
+    ///     .certificate_pem(cert_pem.as_bytes(), key_pem.as_bytes())
+    ///     .handshake_timeout(Duration::from_secs(5))
+    ///     .max_handshakes(64)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(tls.handshake_timeout(), Duration::from_secs(5));
+    /// assert_eq!(tls.max_handshakes(), 64);
+    /// ```
     pub fn builder() -> TlsConfigBuilder {
         TlsConfigBuilder::default()
     }
@@ -174,6 +257,42 @@ impl TlsConfig {
     /// Builds the configuration again from its PEM files (or text), and
     /// accepts new connections with it. Open connections keep theirs. On
     /// an error the configuration in use stays.
+    ///
+    /// # Examples
+    ///
+    /// New certificates written over the old files:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ringstream::server::tls::TlsConfig;
+    ///
+    /// let issue = || {
+    ///     let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    ///     (cert.cert.pem(), cert.signing_key.serialize_pem())
+    /// };
+    /// let dir = std::env::temp_dir().join(format!("ringstream-doc-reload-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    /// let (cert_pem, key_pem) = issue();
+    /// std::fs::write(&cert, cert_pem).unwrap();
+    /// std::fs::write(&key, key_pem).unwrap();
+    /// let tls = TlsConfig::from_pem_files(&cert, &key).unwrap();
+    /// let old = tls.current();
+    ///
+    /// // Renewed on disk, then reloaded: new connections get the new one.
+    /// let (cert_pem, key_pem) = issue();
+    /// std::fs::write(&cert, cert_pem).unwrap();
+    /// std::fs::write(&key, key_pem).unwrap();
+    /// tls.reload().unwrap();
+    /// assert!(!Arc::ptr_eq(&old, &tls.current()));
+    ///
+    /// // A broken file: the configuration in use stays.
+    /// std::fs::write(&key, "garbage").unwrap();
+    /// let current = tls.current();
+    /// assert!(tls.reload().is_err());
+    /// assert!(Arc::ptr_eq(&current, &tls.current()));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
     ///
     /// # Errors
     ///
@@ -224,6 +343,27 @@ impl TlsConfig {
 }
 
 /// Builds a [`TlsConfig`]; see [`TlsConfig::builder`].
+///
+/// # Examples
+///
+/// One certificate for `api.example.com`, another for every other name:
+///
+/// ```
+/// use ringstream::server::tls::TlsConfig;
+///
+/// let issue = |name: &str| {
+///     let cert = rcgen::generate_simple_self_signed(vec![name.into()]).unwrap();
+///     (cert.cert.pem(), cert.signing_key.serialize_pem())
+/// };
+/// let (api_cert, api_key) = issue("api.example.com");
+/// let (www_cert, www_key) = issue("www.example.com");
+/// let tls = TlsConfig::builder()
+///     .certificate_pem(www_cert.as_bytes(), www_key.as_bytes())
+///     .sni_pem("api.example.com", api_cert.as_bytes(), api_key.as_bytes())
+///     .build()
+///     .unwrap();
+/// assert_eq!(tls.max_handshakes(), TlsConfig::DEFAULT_MAX_HANDSHAKES);
+/// ```
 #[derive(Clone, Debug)]
 pub struct TlsConfigBuilder {
     source: Source,
@@ -277,6 +417,27 @@ impl TlsConfigBuilder {
     /// Asks clients for a certificate signed by one of the CA
     /// certificates in the PEM file `ca`; with `required`, a client
     /// without one fails the handshake, otherwise it is let in unnamed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::server::tls::TlsConfig;
+    ///
+    /// # let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    /// # let (cert_pem, key_pem) = (cert.cert.pem(), cert.signing_key.serialize_pem());
+    /// # let ca = rcgen::generate_simple_self_signed(vec!["clients".into()]).unwrap();
+    /// # let dir = std::env::temp_dir().join(format!("ringstream-doc-ca-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # std::fs::write(dir.join("clients-ca.pem"), ca.cert.pem()).unwrap();
+    /// // `clients-ca.pem`: the certificate of the CA that signs the clients'.
+    /// let tls = TlsConfig::builder()
+    ///     .certificate_pem(cert_pem.as_bytes(), key_pem.as_bytes())
+    ///     .client_auth_file(dir.join("clients-ca.pem"), true)
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = tls;
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
     pub fn client_auth_file(mut self, ca: impl AsRef<Path>, required: bool) -> Self {
         self.source.client_roots = Some((files(ca, ""), required));
         self
@@ -307,6 +468,23 @@ impl TlsConfigBuilder {
     }
 
     /// The configuration.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::server::tls::TlsConfig;
+    ///
+    /// # let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    /// # let (cert_pem, key_pem) = (cert.cert.pem(), cert.signing_key.serialize_pem());
+    /// let tls = TlsConfig::builder().certificate_pem(cert_pem.as_bytes(), key_pem.as_bytes()).build();
+    /// assert!(tls.is_ok());
+    /// // Nothing to serve with.
+    /// assert!(TlsConfig::builder().build().is_err());
+    /// // A key that is not the certificate's.
+    /// let other = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    /// let wrong_key = other.signing_key.serialize_pem();
+    /// assert!(TlsConfig::builder().certificate_pem(cert_pem.as_bytes(), wrong_key.as_bytes()).build().is_err());
+    /// ```
     ///
     /// # Errors
     ///

@@ -100,3 +100,34 @@ async fn every_error_answer_has_a_content_type_a_length_and_closes() {
         assert_eq!(check(&request, &wire), status, "{request:?}");
     }
 }
+
+/// Every byte value inside a field value: the server either refuses the
+/// head with a 400 or gives the service the value exactly as sent. The
+/// server builds field values without checking them a second time (the
+/// core's parser has), so this pins down that the parser lets through
+/// only bytes a `HeaderValue` may hold — a debug build checks each such
+/// value again and would fail the request with a 500.
+#[tokio::test]
+async fn every_byte_in_a_field_value_is_refused_or_kept_as_sent() {
+    let service = service_fn(|req: Request<Incoming>| async move {
+        let value = req.headers().get("x-probe").map(|v| v.as_bytes().to_vec());
+        Ok::<_, std::convert::Infallible>(Response::new(format!("{value:?}")))
+    });
+    let server = start(service, Config::default()).await;
+    for byte in 0..=255u8 {
+        let mut request = b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\nX-Probe: a".to_vec();
+        request.push(byte);
+        request.extend_from_slice(b"b\r\n\r\n");
+        let wire = roundtrip(server.addr, &request).await;
+        let text = String::from_utf8_lossy(&wire);
+        let status = &text[9..12];
+        let allowed = byte == b'\t' || (byte >= b' ' && byte != 0x7f);
+        if allowed {
+            assert_eq!(status, "200", "byte {byte:#04x}: {text:?}");
+            let expected = format!("{:?}", Some(vec![b'a', byte, b'b']));
+            assert!(text.ends_with(&expected), "byte {byte:#04x}: {text:?}");
+        } else {
+            assert_eq!(status, "400", "byte {byte:#04x}: {text:?}");
+        }
+    }
+}

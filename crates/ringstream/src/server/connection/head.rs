@@ -263,15 +263,16 @@ impl HeadReader {
         }))
     }
 
-    /// Turn the head bytes into an `http::Request`, sharing them (the target
-    /// and the field values are slices of the head, not copies); `info`
-    /// goes into its extensions.
-    pub(super) fn build_request(
+    /// Turn the head bytes into an `http::Request` with `body`, sharing them
+    /// (the target and the field values are slices of the head, not
+    /// copies); `info` goes into its extensions.
+    pub(super) fn build_request<B>(
         &mut self,
         spans: &HeadSpans,
         head: &Bytes,
         info: Option<&ConnectionInfo>,
-    ) -> Result<Request<()>, (u16, &'static str)> {
+        body: B,
+    ) -> Result<Request<B>, (u16, &'static str)> {
         let bytes = |(at, len): Span| head.get(at..at + len).unwrap_or_default();
         let shared = |(at, len): Span| head.slice(at..at + len);
         let method =
@@ -282,14 +283,21 @@ impl HeadReader {
         for &(name, value) in &self.fields {
             let name =
                 field_names::header_name(bytes(name)).map_err(|_| (400, "invalid field name"))?;
-            let value = HeaderValue::from_maybe_shared(shared(value))
-                .map_err(|_| (400, "invalid field value"))?;
+            // SAFETY: `from_maybe_shared_unchecked` requires bytes that
+            // `HeaderValue` allows: HTAB, and every byte from SP up but DEL.
+            // The core's head parser gives out no field value holding any
+            // other byte (a control byte other than HTAB, or DEL, fails the
+            // head: `ringstream_core::h1::Field`'s contract, checked by the
+            // core's parser tests and by `every_byte_in_a_field_value_is_
+            // refused_or_kept_as_sent` in tests/server_errors.rs), and these
+            // spans are the parser's fields. (Debug builds check it again.)
+            let value = unsafe { HeaderValue::from_maybe_shared_unchecked(shared(value)) };
             headers.append(name, value);
         }
         // The spans go back to the thread once read: a connection that
         // waits for its next request holds none.
         reuse::give_fields(std::mem::take(&mut self.fields));
-        let mut request = Request::new(());
+        let mut request = Request::new(body);
         *request.method_mut() = method;
         *request.uri_mut() = uri;
         *request.version_mut() = match spans.exchange.version() {

@@ -241,10 +241,13 @@ where
             && tracing::enabled!(target: "ringstream::access", tracing::Level::INFO))
         .then(Instant::now);
 
-        // 1. The head bytes → an `http::Request` sharing them.
+        // 1. The head bytes → an `http::Request` sharing them, with its body.
         let head = self.stream.split_buffered(spans.head_len);
+        let mut exchange = spans.exchange;
+        // 2. The request body, fed by the pump from here on.
+        let (body, mut pump) = BodyPump::new(&exchange, &self.config);
         let info = self.info.as_ref().filter(|_| self.config.connection_info);
-        let request = match self.head.build_request(&spans, &head, info) {
+        let mut request = match self.head.build_request(&spans, &head, info, body) {
             Ok(request) => request,
             Err((status, why)) => {
                 self.reject(status, &why).await;
@@ -256,11 +259,6 @@ where
         let method = LossyText(head.get(spans.method.0..spans.method.0 + spans.method.1));
         let uri = LossyText(head.get(spans.target.0..spans.target.0 + spans.target.1));
         let span = request_span(self.info.as_ref(), request.method(), request.uri());
-        let mut exchange = spans.exchange;
-
-        // 2. The request body, fed by the pump from here on.
-        let (body, mut pump) = BodyPump::new(&exchange, &self.config);
-        let mut request = request.map(|()| body);
         // An upgrade is offered when the request asks for one, has no body
         // and the transport can be handed over.
         let mut upgrade = None;

@@ -11,7 +11,7 @@
 //! - `app`: a realistic application, every route against `axum::serve`;
 //! - `ws_examples`: axum's WebSocket examples (echo and chat).
 
-#[path = "../common/mod.rs"]
+#[path = "../integration/common/mod.rs"]
 mod common;
 
 mod app;

@@ -289,7 +289,7 @@ impl HeadReader {
             // other byte (a control byte other than HTAB, or DEL, fails the
             // head: `ringstream_core::h1::Field`'s contract, checked by the
             // core's parser tests and by `every_byte_in_a_field_value_is_
-            // refused_or_kept_as_sent` in tests/server_errors.rs), and these
+            // refused_or_kept_as_sent` in tests/integration/server_errors.rs), and these
             // spans are the parser's fields. (Debug builds check it again.)
             let value = unsafe { HeaderValue::from_maybe_shared_unchecked(shared(value)) };
             headers.append(name, value);

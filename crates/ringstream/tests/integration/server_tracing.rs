@@ -2,9 +2,9 @@
 //! names, the service's events inside it, and the access line only when
 //! `Config::access_log` asks for it.
 
-mod common;
+use crate::common;
 
-#[path = "../examples/tracing.rs"]
+#[path = "../../examples/tracing.rs"]
 #[allow(dead_code)]
 mod tracing_example;
 

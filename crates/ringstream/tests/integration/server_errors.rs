@@ -5,7 +5,7 @@
 //! charset=utf-8`, a `content-length` that matches its text, and
 //! `connection: close`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

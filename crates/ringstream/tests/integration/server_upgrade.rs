@@ -3,7 +3,7 @@
 //! head; the upgraded connection keeps its slot under the cap, hears the
 //! graceful shutdown, and is cut off at its deadline.
 
-mod common;
+use crate::common;
 
 use std::convert::Infallible;
 use std::time::Duration;

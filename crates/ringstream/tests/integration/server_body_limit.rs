@@ -5,7 +5,7 @@
 //! gets `413` and a close; a body of exactly the limit is served. And the
 //! cap of `Incoming::read_all` in a plain service.
 
-mod common;
+use crate::common;
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};

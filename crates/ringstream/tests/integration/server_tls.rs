@@ -4,7 +4,7 @@
 //! its cap, and the answers to the wrong protocol on either port.
 #![cfg(feature = "tls")]
 
-mod common;
+use crate::common;
 
 use common::tls::{Authority, Issued};
 

@@ -3,7 +3,7 @@
 //! library and a Unix domain socket with its cap, metrics and graceful
 //! shutdown; a connection served on its own shuts down gracefully too.
 
-mod common;
+use crate::common;
 
 use std::convert::Infallible;
 use std::time::Duration;

@@ -5,11 +5,11 @@
 //! subscriber to want it, while that test's subscriber is being set.)
 
 #[cfg(unix)]
-#[path = "../examples/unix_socket.rs"]
+#[path = "../../examples/unix_socket.rs"]
 #[allow(dead_code)]
 mod unix_socket;
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -59,7 +59,7 @@ async fn the_unix_socket_example_serves_and_stops() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[path = "../examples/upload.rs"]
+#[path = "../../examples/upload.rs"]
 #[allow(dead_code)]
 mod upload;
 

@@ -1,7 +1,7 @@
 //! No client holds the server for itself: a silent new connection is closed
 //! at the head deadline, and a pipelining client yields to the others.
 
-mod common;
+use crate::common;
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};

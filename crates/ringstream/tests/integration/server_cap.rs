@@ -3,7 +3,7 @@
 //! client, the longest-idle first; when every connection is busy a new
 //! client gets a prompt `503` with `Retry-After`, never silence.
 
-mod common;
+use crate::common;
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -2,7 +2,7 @@
 //! an independent client (tokio-tungstenite), and the protocol rules with
 //! raw frames — every violation closed with its RFC 6455 code.
 
-mod common;
+use crate::common;
 
 use std::convert::Infallible;
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! on SIGHUP, the `--redirect-http` listener, and the errors of bad
 //! certificate files.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;

@@ -5,7 +5,7 @@
 //! skips, `/metrics` reports its counters, and a `GET` that is no
 //! handshake gets `426`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

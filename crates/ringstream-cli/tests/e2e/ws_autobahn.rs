@@ -25,8 +25,8 @@
 //! the list both ways (a listed case that passes fails the section too);
 //! none is listed.
 
-mod autobahn;
-mod common;
+use crate::autobahn;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The server over real sockets, written as raw bytes so a reader sees
 //! exactly what crosses the wire.
 
-mod common;
+use crate::common;
 
 use std::convert::Infallible;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! does not recognize, `404` for a path it does not know. The WebSockets
 //! answer `GET` only (their handshake; `tests/websocket.rs` has the rest).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -7,7 +7,7 @@
 //! connection alive" is checked twice: hyper's sender is bound to its single
 //! connection, and the server's `connections_accepted` counter must read 1.
 
-mod common;
+use crate::common;
 
 use std::collections::VecDeque;
 use std::convert::Infallible;

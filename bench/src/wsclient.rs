@@ -223,7 +223,20 @@ impl Conn {
         if let Some(size) = recv_buffer {
             socket.set_recv_buffer_size(size)?;
         }
-        let mut stream = socket.connect(addr).await?;
+        let stream = socket.connect(addr).await?;
+        Conn::upgrade(stream, addr, path, buf_len).await
+    }
+
+    /// Send the upgrade request for `path` on `stream`, a connection to
+    /// `addr` made earlier, and check the `101`. A server then sees a
+    /// connection that waited, on HTTP, for its request (as a browser's
+    /// may), where [`connect`](Self::connect) sends the request at once.
+    pub async fn upgrade(
+        mut stream: TcpStream,
+        addr: SocketAddr,
+        path: &str,
+        buf_len: usize,
+    ) -> Result<Self, ConnectError> {
         stream.set_nodelay(true)?;
         stream
             .write_all(upgrade_request(&addr.to_string(), path).as_bytes())

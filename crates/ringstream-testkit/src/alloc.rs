@@ -1,6 +1,8 @@
 //! A counting global allocator, scoped to the measuring thread: the
 //! allocation tests of `ringstream` count what one piece of code on one
-//! thread allocates, whatever other threads do.
+//! thread allocates, whatever other threads do. It also keeps each
+//! thread's net bytes allocated ([`live_bytes`]), for tests of what a
+//! connection keeps while it waits.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -13,6 +15,16 @@ pub struct Counting;
 thread_local! {
     static MEASURING: Cell<bool> = const { Cell::new(false) };
     static CALLS: Cell<usize> = const { Cell::new(0) };
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+}
+
+/// Adds `delta` to this thread's net bytes allocated.
+fn add_live(delta: isize) {
+    let _ = LIVE.try_with(|live| live.set(live.get().wrapping_add(delta)));
+}
+
+fn signed(n: usize) -> isize {
+    isize::try_from(n).unwrap_or(isize::MAX)
 }
 
 fn count_call() {
@@ -31,26 +43,47 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count_call();
         // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
-        unsafe { System.alloc(layout) }
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            add_live(signed(layout.size()));
+        }
+        ptr
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         count_call();
         // SAFETY: forwarded unchanged.
-        unsafe { System.alloc_zeroed(layout) }
+        let ptr = unsafe { System.alloc_zeroed(layout) };
+        if !ptr.is_null() {
+            add_live(signed(layout.size()));
+        }
+        ptr
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         count_call();
         // SAFETY: forwarded unchanged; `ptr` came from this allocator,
         // which is `System`.
-        unsafe { System.realloc(ptr, layout, new_size) }
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        if !new.is_null() {
+            add_live(signed(new_size).wrapping_sub(signed(layout.size())));
+        }
+        new
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        add_live(signed(layout.size()).wrapping_neg());
         // SAFETY: forwarded unchanged; `ptr` came from `System`.
         unsafe { System.dealloc(ptr, layout) }
     }
+}
+
+/// The bytes this thread has allocated less those it has freed, since
+/// it started: the difference between two readings is what the thread's
+/// code between them kept (memory allocated on one thread and freed on
+/// another counts on each where it happened).
+pub fn live_bytes() -> isize {
+    LIVE.try_with(Cell::get).unwrap_or(0)
 }
 
 /// Runs `f` and returns its result with the number of allocator calls

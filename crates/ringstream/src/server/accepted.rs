@@ -79,7 +79,7 @@ where
         // shutdown deadline, or unwound by a panicking service.
         let open = OpenConnection {
             metrics: metrics.clone(),
-            _slot: slot_guard,
+            slot: slot_guard,
         };
         #[cfg(feature = "tls")]
         let socket = match tls {
@@ -108,6 +108,10 @@ where
             // now on, and this one ends.
             Ok(ConnectionEnd::Upgraded(pending)) => {
                 if let Some(guard) = conn.hand_over(pending) {
+                    // The slot's waker is this task's, which ends now: let
+                    // go of it, or it would keep the task's memory for the
+                    // upgraded connection's life.
+                    open.slot.upgraded();
                     if let Err(refused) = upgraded.send(UpgradedSlot { guard, _open: open }) {
                         // The server is past its shutdown: keep it here.
                         refused.0.keep().await;
@@ -123,7 +127,7 @@ where
 /// given back when dropped.
 struct OpenConnection {
     pub(super) metrics: Arc<Metrics>,
-    _slot: SlotGuard,
+    slot: SlotGuard,
 }
 
 impl Drop for OpenConnection {

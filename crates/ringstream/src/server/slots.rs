@@ -79,6 +79,20 @@ impl Slot {
         crate::wake::register(&mut slot, &std::task::Context::from_waker(waker));
     }
 
+    /// Drops the stored waker: the connection was upgraded and will not
+    /// wait on the slot again. A waker keeps its task's allocation (the
+    /// whole HTTP connection's future) alive after the task has ended, so
+    /// an upgraded connection that kept it would hold that memory for its
+    /// whole life.
+    pub(crate) fn forget_waker(&self) {
+        let waker = self
+            .waker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        drop(waker);
+    }
+
     /// Wakes the connection if it waits (for the shutdown to be seen).
     pub(crate) fn wake(&self) {
         let waker = self
@@ -277,6 +291,12 @@ impl SlotGuard {
     /// The slot the connection marks idle and busy.
     pub(crate) fn slot(&self) -> Arc<Slot> {
         self.slot.clone()
+    }
+
+    /// The connection left HTTP for another protocol: see
+    /// [`Slot::forget_waker`].
+    pub(crate) fn upgraded(&self) {
+        self.slot.forget_waker();
     }
 }
 

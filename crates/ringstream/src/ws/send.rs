@@ -3,8 +3,7 @@
 //! close handshake.
 
 use std::future::{poll_fn, Future};
-use std::pin::{pin, Pin};
-use std::task::Poll;
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -13,7 +12,6 @@ use ringstream_core::ws::{
     MAX_CLOSE_REASON_LEN,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::time::Sleep;
 
 use super::socket::SMALL_PAYLOAD;
 use super::{Message, WebSocket};
@@ -45,6 +43,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// that stopped reading) fails the send and the connection: a slow
     /// client never holds its task, its slot or its buffers for longer.
     ///
+    /// The future is a few words: a handler that awaits `send` in its
+    /// loop (as axum's examples do) keeps its task small while it waits in
+    /// [`recv`](Self::recv).
+    ///
     /// # Errors
     ///
     /// [`Error::Closed`] after a Close was sent; a Ping or Pong over 125
@@ -54,16 +56,24 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     ///
     /// # Cancel safety
     ///
-    /// Not cancel safe: part of the message may have been sent.
+    /// Not cancel safe, but dropping it never sends part of a message
+    /// alone or cuts a frame. The message is queued whole in one step:
+    /// framed into the socket's write buffer (a payload over 4 KiB kept
+    /// aside, to be written uncopied behind its head), in the first poll,
+    /// or, when a payload queued earlier is still being written, in the
+    /// poll that finishes it. Dropped before that step, nothing of the
+    /// message is sent. Dropped after it, the message stays queued, and
+    /// what of it was not written yet goes out, in order, with the next
+    /// [`send`](Self::send), [`feed`](Self::feed),
+    /// [`send_frame`](Self::send_frame), [`flush`](Self::flush),
+    /// [`close`](Self::close) or [`recv`](Self::recv) (which writes what
+    /// is queued before it reads): do not send it again. The write timeout
+    /// starts afresh with each call.
     pub async fn send(&mut self, message: Message) -> Result<(), Error> {
-        let mut timer = self.write_timer.take();
-        let limit = self.config.write_timeout;
-        let sent = bounded(&mut timer, limit, async {
-            self.feed(message).await?;
-            self.stream.flush().await
-        })
-        .await;
-        self.write_timer = timer;
+        let mut message = Some(message);
+        let mut armed = false;
+        let sent =
+            poll_fn(|cx| self.poll_send_with(cx, &mut message, &mut armed, Self::queue)).await;
         if sent.is_err() {
             self.done = true;
         }
@@ -73,7 +83,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// Queues `message` in the write buffer (a large payload is written at
     /// once, with what is buffered before it); [`flush`](Self::flush)
     /// sends the rest. Feeding several messages and flushing once sends
-    /// them in as few writes as possible.
+    /// them in as few writes as possible. A Close is flushed at once.
     ///
     /// # Errors
     ///
@@ -81,32 +91,23 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     ///
     /// # Cancel safety
     ///
-    /// Not cancel safe.
+    /// Not cancel safe, but dropping it never cuts a frame. Dropped while
+    /// a payload queued earlier is being written, nothing of the message
+    /// is queued; after that, the message is queued whole, and what of it
+    /// was not written yet goes out, in order, with the next write, flush
+    /// or receive, as with [`send`](Self::send).
     pub async fn feed(&mut self, message: Message) -> Result<(), Error> {
         if self.close_sent {
             return Err(Error::Closed);
         }
-        match message {
-            Message::Text(text) => self.feed_data(MessageKind::Text, text.into_bytes()).await,
-            Message::Binary(data) => self.feed_data(MessageKind::Binary, data).await,
-            Message::Ping(data) => {
-                let frame = ControlFrame::ping(&data).map_err(Error::WebSocket)?;
-                self.stream.buffer_write(frame.as_bytes());
-                Ok(())
-            }
-            Message::Pong(data) => {
-                let frame = ControlFrame::pong(&data).map_err(Error::WebSocket)?;
-                self.stream.buffer_write(frame.as_bytes());
-                Ok(())
-            }
-            Message::Close(frame) => {
-                let (code, reason) = match &frame {
-                    Some(frame) => (frame.close_code(), frame.reason.as_str()),
-                    None => (CloseCode::NORMAL, ""),
-                };
-                self.write_close(code, reason).await
-            }
+        let close = matches!(message, Message::Close(_));
+        poll_fn(|cx| self.poll_write_outgoing(cx)).await?;
+        self.queue(message)?;
+        poll_fn(|cx| self.poll_write_outgoing(cx)).await?;
+        if close {
+            self.flush().await?;
         }
+        Ok(())
     }
 
     /// Sends a frame encoded once for many clients (see
@@ -116,64 +117,179 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// # Errors
     ///
     /// As [`send`](Self::send).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`send`](Self::send): not cancel safe, but dropping it never
+    /// cuts the frame. The frame is queued whole in one step (copied into
+    /// the write buffer, or over 4 KiB kept aside uncopied), in the first
+    /// poll or in the one that finishes writing a payload queued earlier.
+    /// Dropped before that step, nothing of it is sent; dropped after it,
+    /// what of it was not written yet goes out, in order, with the next
+    /// write, flush or receive: do not send it again.
     pub async fn send_frame(&mut self, frame: &super::Frame) -> Result<(), Error> {
         if self.close_sent {
             return Err(Error::Closed);
         }
-        let mut timer = self.write_timer.take();
-        let limit = self.config.write_timeout;
-        let bytes = frame.0.clone();
-        let sent = bounded(&mut timer, limit, async {
-            if bytes.len() <= SMALL_PAYLOAD {
-                self.stream.buffer_write(&bytes);
-            } else {
-                self.write_uncopied(bytes).await?;
-            }
-            self.stream.flush().await
+        let mut frame = Some(frame);
+        let mut armed = false;
+        let sent = poll_fn(|cx| {
+            self.poll_send_with(cx, &mut frame, &mut armed, |this, frame| {
+                this.queue_payload(frame.0.clone());
+                Ok(())
+            })
         })
         .await;
-        self.write_timer = timer;
         if sent.is_err() {
             self.done = true;
         }
         sent
     }
 
-    async fn feed_data(&mut self, kind: MessageKind, data: Bytes) -> Result<(), Error> {
+    /// Frames `message` into the write buffer: a payload up to
+    /// [`SMALL_PAYLOAD`] bytes is copied behind its head, a larger one is
+    /// kept in `outgoing`, to be written uncopied behind the buffered
+    /// bytes ([`poll_write_outgoing`](Self::poll_write_outgoing)). The
+    /// caller has written any earlier `outgoing` first.
+    pub(super) fn queue(&mut self, message: Message) -> Result<(), Error> {
+        if self.close_sent {
+            return Err(Error::Closed);
+        }
+        let (kind, data) = match message {
+            Message::Text(text) => (MessageKind::Text, text.into_bytes()),
+            Message::Binary(data) => (MessageKind::Binary, data),
+            Message::Ping(payload) => {
+                let frame = ControlFrame::ping(&payload).map_err(Error::WebSocket)?;
+                self.stream.buffer_write(frame.as_bytes());
+                return Ok(());
+            }
+            Message::Pong(payload) => {
+                let frame = ControlFrame::pong(&payload).map_err(Error::WebSocket)?;
+                self.stream.buffer_write(frame.as_bytes());
+                return Ok(());
+            }
+            Message::Close(frame) => {
+                match frame {
+                    Some(frame) => self.buffer_close(frame.close_code(), &frame.reason),
+                    None => self.buffer_close(CloseCode::NORMAL, ""),
+                }
+                return Ok(());
+            }
+        };
         let (data, head) = self.frame_head(kind, data);
         self.stream.buffer_write(head.as_bytes());
-        if data.len() <= SMALL_PAYLOAD {
-            self.stream.buffer_write(&data);
-            Ok(())
-        } else {
-            self.write_uncopied(data).await
-        }
-    }
-
-    /// Writes what is buffered and then `data` in vectored writes: the
-    /// payload is never copied into the write buffer.
-    async fn write_uncopied(&mut self, data: Bytes) -> Result<(), Error> {
-        let mut written = 0;
-        while let Some(rest) = data.get(written..).filter(|rest| !rest.is_empty()) {
-            let slices = [std::io::IoSlice::new(rest)];
-            written += poll_fn(|cx| self.stream.poll_write_unbuffered(cx, &slices)).await?;
-        }
+        self.queue_payload(data);
         Ok(())
     }
 
-    /// Sends what is buffered.
+    /// Queues bytes that follow what is buffered: copied when small, else
+    /// kept in `outgoing` to go out uncopied.
+    fn queue_payload(&mut self, data: Bytes) {
+        if data.len() <= SMALL_PAYLOAD {
+            self.stream.buffer_write(&data);
+        } else {
+            self.outgoing = Some((data, 0));
+        }
+    }
+
+    /// The body of [`send`](Self::send) and
+    /// [`send_frame`](Self::send_frame): anything queued earlier is written
+    /// first, then `pending` is queued (once) and everything flushed, all
+    /// under one write deadline.
+    fn poll_send_with<M>(
+        &mut self,
+        cx: &mut Context<'_>,
+        pending: &mut Option<M>,
+        armed: &mut bool,
+        queue: fn(&mut Self, M) -> Result<(), Error>,
+    ) -> Poll<Result<(), Error>> {
+        if pending.is_some() {
+            if self.outgoing.is_some() {
+                ready!(self.poll_bounded(cx, armed, Self::poll_write_outgoing))?;
+            }
+            if let Some(message) = pending.take() {
+                queue(self, message)?;
+            }
+        }
+        self.poll_bounded(cx, armed, Self::poll_flush_sink)
+    }
+
+    /// Writes the large payload kept aside (`outgoing`), behind what is
+    /// buffered before it, in vectored writes: it is never copied.
+    pub(super) fn poll_write_outgoing(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        while let Some((payload, written)) = &mut self.outgoing {
+            let rest = payload.get(*written..).unwrap_or_default();
+            if rest.is_empty() {
+                break;
+            }
+            let slices = [std::io::IoSlice::new(rest)];
+            match ready!(self.stream.poll_write_unbuffered(cx, &slices)) {
+                Ok(n) => *written += n,
+                Err(e) => {
+                    // The stream is broken: nothing more will go out.
+                    self.outgoing = None;
+                    return Poll::Ready(Err(e.into()));
+                }
+            }
+        }
+        self.outgoing = None;
+        Poll::Ready(Ok(()))
+    }
+
+    /// Writes everything queued (the payload kept aside, then the buffer)
+    /// and flushes the transport.
+    pub(super) fn poll_flush_sink(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        ready!(self.poll_write_outgoing(cx))?;
+        Poll::Ready(Ok(ready!(self.stream.poll_flush_all(cx))?))
+    }
+
+    /// Polls `write` under [`Config::write_timeout`](super::Config::write_timeout):
+    /// the deadline is set when it first has to wait (`armed`), so a write
+    /// that completes at once costs no timer; the timer is kept for the
+    /// next write that waits.
+    fn poll_bounded(
+        &mut self,
+        cx: &mut Context<'_>,
+        armed: &mut bool,
+        write: fn(&mut Self, &mut Context<'_>) -> Poll<Result<(), Error>>,
+    ) -> Poll<Result<(), Error>> {
+        if let Poll::Ready(done) = write(self, cx) {
+            return Poll::Ready(done);
+        }
+        let Some(limit) = self.config.write_timeout else {
+            return Poll::Pending;
+        };
+        if !*armed {
+            *armed = true;
+            let deadline = tokio::time::Instant::now() + limit;
+            match &mut self.write_timer {
+                Some(timer) => timer.as_mut().reset(deadline),
+                None => self.write_timer = Some(Box::pin(tokio::time::sleep_until(deadline))),
+            }
+        }
+        let Some(timer) = &mut self.write_timer else {
+            return Poll::Pending;
+        };
+        ready!(timer.as_mut().poll(cx));
+        Poll::Ready(Err(Error::TimedOut(Timeout::WebSocketWrite)))
+    }
+
+    /// Sends what is queued.
     ///
     /// # Errors
     ///
     /// I/O errors; [`Error::TimedOut`]`(`[`Timeout::WebSocketWrite`]`)`
     /// when the peer takes nothing for
     /// [`Config::write_timeout`](super::Config::write_timeout).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: nothing is lost or cut. What was not written stays
+    /// queued, in order, and goes out with the next write, flush or
+    /// receive; the write timeout starts afresh with the next call.
     pub async fn flush(&mut self) -> Result<(), Error> {
-        let mut timer = self.write_timer.take();
-        let limit = self.config.write_timeout;
-        let flushed = bounded(&mut timer, limit, self.stream.flush()).await;
-        self.write_timer = timer;
-        flushed
+        let mut armed = false;
+        poll_fn(|cx| self.poll_bounded(cx, &mut armed, Self::poll_flush_sink)).await
     }
 
     /// Starts the close handshake with `code` and `reason` (cut to 123
@@ -184,6 +300,20 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// # Errors
     ///
     /// I/O errors while sending the Close.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: dropped part-way, the connection is left half
+    /// closed, never with a frame cut. Dropped while the Close goes out,
+    /// the Close stays queued and goes out with the next write, flush or
+    /// receive; it is queued once, so calling `close` again does not send
+    /// a second one and goes on to wait for the peer's. Dropped while it
+    /// waits for the peer's Close, the messages that arrived meanwhile were
+    /// discarded (as `close` discards them) and the connection is still
+    /// open: call `close` again, with the time left to wait, or drop the
+    /// socket. Dropped while the stream is being shut down, the stream
+    /// stays open ([`Stream::close`] is cancel safe) until a later `close`
+    /// completes or the socket is dropped.
     pub async fn close(
         &mut self,
         code: CloseCode,
@@ -220,6 +350,12 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
 
     /// Writes and flushes a Close frame (once).
     async fn write_close(&mut self, code: CloseCode, reason: &str) -> Result<(), Error> {
+        // A payload kept aside goes out before the Close is queued behind
+        // its head.
+        if self.outgoing.is_some() {
+            let mut armed = false;
+            poll_fn(|cx| self.poll_bounded(cx, &mut armed, Self::poll_write_outgoing)).await?;
+        }
         self.buffer_close(code, reason);
         self.flush().await
     }
@@ -239,38 +375,4 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     pub fn get_mut(&mut self) -> &mut Stream<T> {
         &mut self.stream
     }
-}
-
-/// Runs `write`; when it cannot complete at once, for at most `limit`. The
-/// timer is made (and kept in `timer`) only for a write that has to wait,
-/// so a write that completes at once costs no timer.
-async fn bounded<F>(
-    timer: &mut Option<Pin<Box<Sleep>>>,
-    limit: Option<Duration>,
-    write: F,
-) -> Result<(), Error>
-where
-    F: Future<Output = Result<(), Error>>,
-{
-    let mut write = pin!(write);
-    let mut armed = false;
-    poll_fn(|cx| {
-        if let Poll::Ready(done) = write.as_mut().poll(cx) {
-            return Poll::Ready(done);
-        }
-        let Some(limit) = limit else {
-            return Poll::Pending;
-        };
-        let deadline = tokio::time::Instant::now() + limit;
-        let sleep = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-        if !armed {
-            armed = true;
-            sleep.as_mut().reset(deadline);
-        }
-        match sleep.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(Error::TimedOut(Timeout::WebSocketWrite))),
-            Poll::Pending => Poll::Pending,
-        }
-    })
-    .await
 }

@@ -5,29 +5,11 @@
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use ringstream_core::ws::{CloseCode, ControlFrame, MessageKind};
+use ringstream_core::ws::CloseCode;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::socket::SMALL_PAYLOAD;
 use super::{Message, WebSocket};
 use crate::error::Error;
-
-impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
-    /// Writes what the `Sink` side holds: a large payload, then the buffer.
-    fn poll_flush_sink(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        while let Some((payload, written)) = &mut self.outgoing {
-            let rest = payload.get(*written..).unwrap_or_default();
-            if rest.is_empty() {
-                self.outgoing = None;
-                break;
-            }
-            let slices = [std::io::IoSlice::new(rest)];
-            let n = ready!(self.stream.poll_write_unbuffered(cx, &slices))?;
-            *written += n;
-        }
-        Poll::Ready(Ok(ready!(self.stream.poll_flush_all(cx))?))
-    }
-}
 
 impl<T: AsyncRead + AsyncWrite + Unpin> futures_core::Stream for WebSocket<T> {
     type Item = Result<Message, Error>;
@@ -72,35 +54,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> futures_sink::Sink<Message> for WebSocke
                 "start_send without poll_ready",
             )));
         }
-        let (kind, data) = match message {
-            Message::Text(text) => (MessageKind::Text, text.into_bytes()),
-            Message::Binary(data) => (MessageKind::Binary, data),
-            Message::Ping(payload) => {
-                let frame = ControlFrame::ping(&payload).map_err(Error::WebSocket)?;
-                this.stream.buffer_write(frame.as_bytes());
-                return Ok(());
-            }
-            Message::Pong(payload) => {
-                let frame = ControlFrame::pong(&payload).map_err(Error::WebSocket)?;
-                this.stream.buffer_write(frame.as_bytes());
-                return Ok(());
-            }
-            Message::Close(frame) => {
-                match frame {
-                    Some(frame) => this.buffer_close(frame.close_code(), &frame.reason),
-                    None => this.buffer_close(CloseCode::NORMAL, ""),
-                }
-                return Ok(());
-            }
-        };
-        let (data, head) = this.frame_head(kind, data);
-        this.stream.buffer_write(head.as_bytes());
-        if data.len() <= SMALL_PAYLOAD {
-            this.stream.buffer_write(&data);
-        } else {
-            this.outgoing = Some((data, 0));
-        }
-        Ok(())
+        this.queue(message)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
@@ -111,6 +65,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> futures_sink::Sink<Message> for WebSocke
     /// sending side.
     fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         let this = self.get_mut();
+        // A payload kept aside goes out before the Close is queued behind
+        // its head.
+        ready!(this.poll_write_outgoing(cx))?;
         this.buffer_close(CloseCode::NORMAL, "");
         ready!(this.poll_flush_sink(cx))?;
         Poll::Ready(Ok(ready!(this.stream.poll_close_write(cx))?))

@@ -285,6 +285,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     ///
     /// As [`recv`](Self::recv).
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Message, Error>>> {
+        if self.outgoing.is_some() {
+            // A large payload left by a send that was dropped part-way (or
+            // by the `Sink` side): it goes out before anything this side
+            // queues (a Pong, a Close) lands behind its head.
+            if let Err(e) = ready!(self.poll_write_outgoing(cx)) {
+                self.done = true;
+                return Poll::Ready(Some(Err(e)));
+            }
+        }
         loop {
             if self.last.is_some() {
                 // A Close to echo, or a violation to close with: it goes

@@ -396,11 +396,15 @@ impl<F> WebSocketUpgrade<F> {
         if let Some(protocol) = &protocol {
             headers.insert(header::SEC_WEBSOCKET_PROTOCOL, protocol.clone());
         }
+        // Two tasks: this one waits for the handover, then the callback's
+        // future runs as a task of its own. One task for both would keep
+        // what the first part captured (the settings, the callbacks) in
+        // the future beside the callback's for the WebSocket's whole life.
         tokio::spawn(async move {
             match on_upgrade.await {
                 Ok(upgraded) => {
                     let socket = WebSocket::from_upgraded_with(upgraded, config, deflate, protocol);
-                    callback(socket).await;
+                    tokio::spawn(callback(socket));
                 }
                 Err(e) => on_failed_upgrade.call(e),
             }

@@ -1003,3 +1003,56 @@ async fn received_text_reads_back_as_sent_from_every_path() {
     }
     drop(kept);
 }
+
+/// A send dropped part-way (as `select!` drops the branch that lost)
+/// never cuts its frame: the rest of the message goes out, in order,
+/// before the next message.
+#[tokio::test]
+async fn a_send_dropped_part_way_never_cuts_its_frame() {
+    use ringstream::ws::Message;
+
+    const LEN: usize = 8 << 20;
+    let payload: bytes::Bytes = (0..LEN).map(|i| (i % 251) as u8).collect::<Vec<_>>().into();
+    let sent = payload.clone();
+    let service = upgrading(move |upgrade| {
+        let sent = sent.clone();
+        upgrade.on_upgrade(move |mut socket| async move {
+            // Polled once: more than the sockets can hold goes out only
+            // in part before the send is dropped.
+            tokio::select! {
+                biased;
+                _ = socket.send(Message::Binary(sent)) => panic!("8 MiB sent at once"),
+                () = std::future::ready(()) => {}
+            }
+            socket.send(Message::text("after")).await.unwrap();
+            while let Some(Ok(_)) = socket.recv().await {}
+        })
+    });
+    let server = common::start(service, Config::default()).await;
+    let client = tokio::net::TcpSocket::new_v4().unwrap();
+    client.set_recv_buffer_size(4096).unwrap();
+    let mut socket = client.connect(server.addr).await.unwrap();
+    socket.write_all(HANDSHAKE).await.unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        socket.read_exact(&mut byte).await.unwrap();
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 101 "));
+    // The large message whole: FIN + binary, a 64-bit length, the payload.
+    let mut frame_head = [0u8; 10];
+    socket.read_exact(&mut frame_head).await.unwrap();
+    assert_eq!(frame_head[..2], [0x82, 127]);
+    assert_eq!(
+        u64::from_be_bytes(frame_head[2..].try_into().unwrap()),
+        LEN as u64
+    );
+    let mut got = vec![0u8; LEN];
+    socket.read_exact(&mut got).await.unwrap();
+    assert!(got == payload[..], "the payload arrived changed");
+    // Then the next message.
+    let mut next = [0u8; 7];
+    socket.read_exact(&mut next).await.unwrap();
+    assert_eq!(&next, b"\x81\x05after");
+}

@@ -96,7 +96,7 @@ impl<T: AsyncRead + AsyncWrite + Send + Unpin> UpgradedIo for T {}
 /// # });
 /// ```
 pub struct Upgraded {
-    stream: Stream<Io>,
+    stream: Stream<UpgradedTransport>,
     stop: watch::Receiver<bool>,
 }
 
@@ -144,7 +144,7 @@ impl Upgraded {
     /// served.await.unwrap().unwrap();
     /// # });
     /// ```
-    pub fn stream(&mut self) -> &mut Stream<Io> {
+    pub fn stream(&mut self) -> &mut Stream<UpgradedTransport> {
         &mut self.stream
     }
 
@@ -159,7 +159,7 @@ impl Upgraded {
     /// use ringstream::server::{serve_connection, service_fn, upgrade, Config};
     /// use ringstream::Incoming;
     /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    /// use ringstream::server::upgrade::Io;
+    /// use ringstream::server::upgrade::UpgradedTransport;
     /// use ringstream::Stream;
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -167,7 +167,7 @@ impl Upgraded {
     ///     let on_upgrade = upgrade::on_upgrade(&mut req).expect("an upgrade request");
     ///     tokio::spawn(async move {
     ///         let mut upgraded = on_upgrade.await.unwrap();
-    ///         let mut stream: Stream<Io> = upgraded.into_stream();
+    ///         let mut stream: Stream<UpgradedTransport> = upgraded.into_stream();
     ///         let line = stream.gets(1024).await.unwrap().unwrap();
     ///         stream.write_all(&line).await.unwrap();
     ///         stream.flush().await.unwrap();
@@ -194,12 +194,12 @@ impl Upgraded {
     /// served.await.unwrap().unwrap();
     /// # });
     /// ```
-    pub fn into_stream(self) -> Stream<Io> {
+    pub fn into_stream(self) -> Stream<UpgradedTransport> {
         self.stream
     }
 
     /// The stream and the server's stop signal.
-    pub(crate) fn into_parts(self) -> (Stream<Io>, watch::Receiver<bool>) {
+    pub(crate) fn into_parts(self) -> (Stream<UpgradedTransport>, watch::Receiver<bool>) {
         (self.stream, self.stop)
     }
 
@@ -437,7 +437,7 @@ impl Pending {
         let cut = Arc::new(KillSwitch::default());
         let (done, released) = oneshot::channel();
         let upgraded = Upgraded {
-            stream: stream.map_io(|io| Io {
+            stream: stream.map_io(|io| UpgradedTransport {
                 io,
                 cut: cut.clone(),
                 _done: done,
@@ -535,7 +535,7 @@ fn cut_off() -> io::Error {
 ///
 /// ```
 /// use std::convert::Infallible;
-/// use ringstream::server::upgrade::{self, Io};
+/// use ringstream::server::upgrade::{self, UpgradedTransport};
 /// use ringstream::server::{serve_connection, service_fn, Config};
 /// use ringstream::Incoming;
 /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -544,7 +544,7 @@ fn cut_off() -> io::Error {
 /// let service = service_fn(|mut req: http::Request<Incoming>| async move {
 ///     let on_upgrade = upgrade::on_upgrade(&mut req).unwrap();
 ///     tokio::spawn(async move {
-///         let mut io: Io = on_upgrade.await.unwrap().into_stream().into_inner();
+///         let mut io: UpgradedTransport = on_upgrade.await.unwrap().into_stream().into_inner();
 ///         io.write_all(b"raw bytes").await.unwrap();
 ///         io.flush().await.unwrap();
 ///     });
@@ -569,7 +569,7 @@ fn cut_off() -> io::Error {
 /// served.await.unwrap().unwrap();
 /// # });
 /// ```
-pub struct Io {
+pub struct UpgradedTransport {
     io: Box<dyn UpgradedIo>,
     cut: Arc<KillSwitch>,
     /// Dropped with the transport: tells the connection's task that its
@@ -577,15 +577,15 @@ pub struct Io {
     _done: oneshot::Sender<()>,
 }
 
-impl fmt::Debug for Io {
+impl fmt::Debug for UpgradedTransport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Io")
+        f.debug_struct("UpgradedTransport")
             .field("cut_off", &self.cut.done.load(Ordering::Relaxed))
             .finish_non_exhaustive()
     }
 }
 
-impl AsyncRead for Io {
+impl AsyncRead for UpgradedTransport {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -597,7 +597,7 @@ impl AsyncRead for Io {
     }
 }
 
-impl AsyncWrite for Io {
+impl AsyncWrite for UpgradedTransport {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,

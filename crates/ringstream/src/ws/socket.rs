@@ -17,7 +17,7 @@ use super::config::Config;
 use super::gather::{Gathered, Incoming};
 use super::{CloseFrame, DeflateParams, Message, Utf8Bytes};
 use crate::error::{Error, Timeout};
-use crate::server::upgrade::{Io, Upgraded};
+use crate::server::upgrade::{Upgraded, UpgradedTransport};
 use crate::stream::{Stream, StreamOptions};
 
 /// Payloads up to this many bytes are copied into the write buffer behind
@@ -42,7 +42,7 @@ const BLOCK: usize = 32 * 1024;
 /// On a server, [`WebSocketUpgrade`](super::WebSocketUpgrade) makes it; it
 /// hears the server's graceful shutdown (the peer gets a Close with 1001)
 /// and holds the connection's slot under the cap until dropped.
-pub struct WebSocket<T = Io> {
+pub struct WebSocket<T = UpgradedTransport> {
     pub(super) stream: Stream<T>,
     pub(super) decoder: Decoder,
     pub(super) config: Config,
@@ -137,9 +137,9 @@ impl<T> std::fmt::Debug for WebSocket<T> {
     }
 }
 
-impl WebSocket<Io> {
+impl WebSocket<UpgradedTransport> {
     /// The server's side of an upgraded connection (without extensions).
-    pub fn from_upgraded(upgraded: Upgraded, config: Config) -> WebSocket<Io> {
+    pub fn from_upgraded(upgraded: Upgraded, config: Config) -> WebSocket<UpgradedTransport> {
         WebSocket::from_upgraded_with(upgraded, config, None, None)
     }
 
@@ -150,7 +150,7 @@ impl WebSocket<Io> {
         config: Config,
         deflate: Option<DeflateParams>,
         protocol: Option<HeaderValue>,
-    ) -> WebSocket<Io> {
+    ) -> WebSocket<UpgradedTransport> {
         let (stream, stop) = upgraded.into_parts();
         let mut socket = WebSocket::from_stream(stream, Role::Server, config);
         if let Some(compression) = compression::for_params(

@@ -3,7 +3,8 @@
 //! bodies, static files, SSE and WebSocket over real sockets.
 //!
 //! Tests that count allocations with a global allocator of their own
-//! (`body.rs`, `response.rs`, `server_allocs.rs`) stay binaries of their own.
+//! (`body.rs`, `response.rs`, `server_allocs.rs`, `ws_idle_memory.rs`) stay
+//! binaries of their own.
 
 mod common;
 

@@ -52,9 +52,8 @@ const CAPACITY: usize = DATE_LINE + SERVER_PREFIX.len() + MAX_SERVER_NAME + CRLF
 pub struct ServerFields {
     bytes: [u8; CAPACITY],
     len: usize,
-    /// The second the date was written for, and the date.
+    /// The second the date was written for.
     secs: u64,
-    date: HttpDate,
 }
 
 impl ServerFields {
@@ -109,14 +108,13 @@ impl ServerFields {
     pub fn date_only() -> ServerFields {
         let mut bytes = [0u8; CAPACITY];
         bytes[..DATE_AT].copy_from_slice(DATE_PREFIX);
-        let date = HttpDate::from_unix_secs(0);
-        bytes[DATE_AT..DATE_AT + HTTP_DATE_LEN].copy_from_slice(date.as_bytes());
+        bytes[DATE_AT..DATE_AT + HTTP_DATE_LEN]
+            .copy_from_slice(HttpDate::from_unix_secs(0).as_bytes());
         bytes[DATE_LINE - CRLF.len()..DATE_LINE].copy_from_slice(CRLF);
         ServerFields {
             bytes,
             len: DATE_LINE,
             secs: 0,
-            date,
         }
     }
 
@@ -136,8 +134,8 @@ impl ServerFields {
     pub fn update(&mut self, unix_secs: u64) {
         if unix_secs != self.secs {
             self.secs = unix_secs;
-            self.date = HttpDate::from_unix_secs(unix_secs);
-            self.bytes[DATE_AT..DATE_AT + HTTP_DATE_LEN].copy_from_slice(self.date.as_bytes());
+            self.bytes[DATE_AT..DATE_AT + HTTP_DATE_LEN]
+                .copy_from_slice(HttpDate::from_unix_secs(unix_secs).as_bytes());
         }
     }
 
@@ -167,15 +165,15 @@ impl ServerFields {
     /// assert_eq!(own.date(), b"Thu, 01 Jan 1970 00:00:00 GMT");
     /// ```
     #[inline]
-    pub fn date(&self) -> &[u8; HTTP_DATE_LEN] {
-        self.date.as_bytes()
+    pub fn date(&self) -> &[u8] {
+        &self.bytes[DATE_AT..DATE_AT + HTTP_DATE_LEN]
     }
 }
 
 impl core::fmt::Debug for ServerFields {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("ServerFields")
-            .field("date", &self.date.as_str())
+            .field("date", &core::str::from_utf8(self.date()).unwrap_or(""))
             .field("len", &self.len)
             .finish_non_exhaustive()
     }
@@ -189,9 +187,9 @@ mod tests {
     fn the_date_changes_only_with_the_second() {
         let mut own = ServerFields::new(Some(b"x")).unwrap();
         own.update(784_111_777);
-        let first = *own.date();
+        let first = own.date().to_vec();
         own.update(784_111_777);
-        assert_eq!(own.date(), &first);
+        assert_eq!(own.date(), &first[..]);
         own.update(784_111_778);
         assert_eq!(own.date(), b"Sun, 06 Nov 1994 08:49:38 GMT");
         assert!(own.as_bytes().ends_with(b"GMT\r\nserver: x\r\n"));

@@ -65,7 +65,9 @@ impl ResponseDate {
     /// The `Date` value for a head written now.
     #[inline]
     pub(super) fn now(&mut self) -> [u8; HTTP_DATE_LEN] {
-        *self.fields_now().date()
+        let mut date = [0u8; HTTP_DATE_LEN];
+        date.copy_from_slice(self.fields_now().date());
+        date
     }
 
     /// When the last response was dated, in milliseconds since the Unix

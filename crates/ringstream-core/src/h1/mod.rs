@@ -19,6 +19,8 @@
 //! - [`negotiate`]: content negotiation and conditional requests.
 //! - [`conn`]: the connection rules of one exchange ([`Exchange`]):
 //!   keep-alive or close, `100 Continue`, draining an unread body, upgrade.
+//! - `http2_preface`: whether a connection's first bytes are the HTTP/2
+//!   preface ([`http2_preface`]), so one port serves both versions.
 
 mod syntax;
 mod version;
@@ -45,5 +47,7 @@ pub mod encode;
 pub use encode::{BodyFrame, ChunkPrefix, ChunkedEncoder, Encoder, LengthEncoder};
 pub use syntax::{list_contains, CRLF};
 pub mod conn;
+mod http2_preface;
 pub mod negotiate;
 pub use conn::{BodyState, Exchange, Next, CONTINUE};
+pub use http2_preface::{http2_preface, Http2Preface, HTTP2_PREFACE};

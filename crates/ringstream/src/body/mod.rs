@@ -36,6 +36,8 @@ use crate::stream::Stream;
 
 mod channel;
 mod foreign;
+#[cfg(feature = "http2")]
+mod h2;
 mod piece;
 mod scan;
 mod source;

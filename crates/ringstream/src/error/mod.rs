@@ -95,6 +95,12 @@ pub enum Error {
     /// A TLS configuration could not be built or reloaded (feature `tls`).
     #[cfg(feature = "tls")]
     Tls(tls::TlsError),
+    /// An HTTP/2 connection or stream failed (feature `http2`): the peer
+    /// broke RFC 9113, reset the stream, or the connection went away;
+    /// carries `h2`'s error, whose `reason()` is the error code sent or
+    /// received.
+    #[cfg(feature = "http2")]
+    Http2(h2::Error),
 }
 
 /// Which of the server's deadlines expired: what an
@@ -246,6 +252,12 @@ impl Error {
             Error::WebSocket(_) => io::ErrorKind::InvalidData,
             #[cfg(feature = "tls")]
             Error::Tls(_) => io::ErrorKind::InvalidInput,
+            #[cfg(feature = "http2")]
+            Error::Http2(e) => match e.get_io() {
+                Some(io) => io.kind(),
+                None if e.is_reset() || e.is_go_away() => io::ErrorKind::ConnectionReset,
+                None => io::ErrorKind::InvalidData,
+            },
         }
     }
 }
@@ -268,6 +280,8 @@ impl fmt::Display for Error {
             Error::WebSocket(e) => write!(f, "websocket protocol error: {e}"),
             #[cfg(feature = "tls")]
             Error::Tls(e) => write!(f, "TLS configuration: {e}"),
+            #[cfg(feature = "http2")]
+            Error::Http2(e) => write!(f, "http/2 error: {e}"),
         }
     }
 }
@@ -280,6 +294,8 @@ impl std::error::Error for Error {
             Error::WebSocket(e) => Some(e),
             #[cfg(feature = "tls")]
             Error::Tls(e) => Some(e),
+            #[cfg(feature = "http2")]
+            Error::Http2(e) => Some(e),
             Error::User(e) => Some(&**e),
             _ => None,
         }
@@ -320,6 +336,13 @@ impl From<Error> for io::Error {
             Error::Io(e) => e,
             e => io::Error::new(e.kind(), e),
         }
+    }
+}
+
+#[cfg(feature = "http2")]
+impl From<h2::Error> for Error {
+    fn from(e: h2::Error) -> Self {
+        Error::Http2(e)
     }
 }
 

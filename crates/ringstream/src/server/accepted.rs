@@ -86,12 +86,31 @@ where
             // The connection's slot is held through the handshake, under
             // its own deadline. Boxed: its future, larger than a served
             // connection's, would otherwise size every connection's task.
-            Some(tls) => match Box::pin(tls.accept(socket, &metrics)).await {
+            Some(tls) => match Box::pin(tls.accept(socket, &metrics, http2_enabled(&config))).await
+            {
                 Some(tls) => super::tls::Transport::Tls(tls),
                 None => return,
             },
             None => super::tls::Transport::Plain(socket),
         };
+        // TLS negotiated HTTP/2 by ALPN: no HTTP/1.1 connection at all.
+        #[cfg(all(feature = "tls", feature = "http2"))]
+        if socket.negotiated_http2() && config.http2.enabled {
+            let http2 = super::h2::Http2Connection {
+                service,
+                shutdown: super::stop::StopSignal::new(stopped, slot),
+                config,
+                metrics: metrics.clone(),
+                info: Some(info),
+            };
+            let io = Counted::new(socket, metrics);
+            // Boxed: only an HTTP/2 connection pays for its state.
+            if let Err(e) = Box::pin(super::h2::serve_http2(io, http2)).await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            drop(open);
+            return;
+        }
         let mut conn = Connection::new(
             Counted::new(socket, metrics.clone()),
             service,
@@ -118,9 +137,23 @@ where
                     }
                 }
             }
+            #[cfg(feature = "http2")]
+            Ok(ConnectionEnd::Http2) => {
+                let (io, http2) = conn.into_http2();
+                // Boxed: only an HTTP/2 connection pays for its state.
+                if let Err(e) = Box::pin(super::h2::serve_http2(io, http2)).await {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                }
+            }
             Err(e) => tracing::debug!(error = %e, "connection ended with an error"),
         }
     }
+}
+
+/// Whether the server speaks HTTP/2 (with the feature, as configured).
+#[cfg(feature = "tls")]
+fn http2_enabled(config: &Config) -> bool {
+    cfg!(feature = "http2") && config.http2.enabled
 }
 
 /// A served connection's slot and its place in `connections_open`, both

@@ -132,6 +132,16 @@ pub struct ConnectionInfo {
 }
 
 impl ConnectionInfo {
+    /// Gives a request's `extensions` this info (and, with the `axum`
+    /// feature, axum's `ConnectInfo<SocketAddr>` for a TCP peer).
+    pub(crate) fn insert_into(&self, extensions: &mut http::Extensions) {
+        #[cfg(feature = "axum")]
+        if let Some(remote) = self.remote_addr().socket_addr() {
+            extensions.insert(axum::extract::ConnectInfo(remote));
+        }
+        extensions.insert(self.clone());
+    }
+
     /// The ends of a connection: the client's address, then the server's.
     ///
     /// # Examples

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use ringstream_core::Limits;
 
+use super::h2::Http2Options;
 use crate::stream::StreamOptions;
 
 /// The limits and timeouts of a [`Server`](super::Server).
@@ -121,6 +122,9 @@ pub struct Config {
     /// answers with a field of its own; a service that never asks for the
     /// client's address can turn it off. Default true.
     pub connection_info: bool,
+    /// HTTP/2: whether it is spoken, and its own limits (see
+    /// [`Http2Options`]).
+    pub http2: Http2Options,
 }
 
 impl Default for Config {
@@ -141,6 +145,7 @@ impl Default for Config {
             server_header: true,
             access_log: false,
             connection_info: true,
+            http2: Http2Options::default(),
         }
     }
 }

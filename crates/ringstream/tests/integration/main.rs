@@ -11,6 +11,7 @@ mod common;
 mod error;
 mod examples;
 mod fs;
+mod http2;
 mod server_body_limit;
 mod server_cap;
 mod server_copy;

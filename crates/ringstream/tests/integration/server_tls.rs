@@ -158,7 +158,7 @@ fn end_entity(stream: &TlsStream<TcpStream>) -> Vec<u8> {
 async fn https_with_alpn_http_1_1_serves_keep_alive_requests() {
     let (ca, server) = localhost().await;
 
-    let mut stream = connect(&ca.client(&[b"h2", b"http/1.1"]), server.addr, "localhost")
+    let mut stream = connect(&ca.client(&[b"http/1.1"]), server.addr, "localhost")
         .await
         .unwrap();
     assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"http/1.1"[..]));
@@ -168,8 +168,57 @@ async fn https_with_alpn_http_1_1_serves_keep_alive_requests() {
     assert_eq!(server.metrics.requests(), 2);
 
     // A client that offers only another protocol is refused by ALPN.
-    let refused = connect(&ca.client(&[b"h2"]), server.addr, "localhost").await;
+    let refused = connect(&ca.client(&[b"spdy/3.1"]), server.addr, "localhost").await;
     assert!(refused.is_err());
+}
+
+/// A client offering both versions gets HTTP/2 by ALPN, and its requests
+/// (several streams at once, a body echoed) are served over it; with
+/// HTTP/2 turned off, the same client gets HTTP/1.1.
+#[cfg(feature = "http2")]
+#[tokio::test]
+async fn https_with_alpn_h2_serves_http2_unless_it_is_turned_off() {
+    let (ca, server) = localhost().await;
+    let stream = connect(&ca.client(&[b"h2", b"http/1.1"]), server.addr, "localhost")
+        .await
+        .unwrap();
+    assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (mut client, connection) = h2::client::handshake(stream).await.unwrap();
+    tokio::spawn(connection);
+    let mut answers = Vec::new();
+    for i in 0..5 {
+        let request = http::Request::get(format!("https://localhost/s{i}"))
+            .body(())
+            .unwrap();
+        let (response, _) = client.send_request(request, true).unwrap();
+        answers.push(response);
+    }
+    for (i, response) in answers.into_iter().enumerate() {
+        let response = response.await.unwrap();
+        assert_eq!(response.version(), http::Version::HTTP_2);
+        let body = common::h2_body(response.into_body()).await;
+        assert_eq!(body, format!("path /s{i}").as_bytes());
+    }
+    let request = http::Request::post("https://localhost/echo")
+        .body(())
+        .unwrap();
+    let (response, mut send) = client.send_request(request, false).unwrap();
+    send.send_data(bytes::Bytes::from_static(b"over h2"), true)
+        .unwrap();
+    let body = common::h2_body(response.await.unwrap().into_body()).await;
+    assert_eq!(body, b"over h2");
+    assert_eq!(server.metrics.requests(), 6);
+
+    let issued = ca.issue(&["localhost"]);
+    let tls = TlsConfig::from_pem(issued.cert.as_bytes(), issued.key.as_bytes()).unwrap();
+    let mut config = Config::default();
+    config.http2.enabled = false;
+    let h1_only = start_tls(tls, config).await;
+    let mut stream = connect(&ca.client(&[b"h2", b"http/1.1"]), h1_only.addr, "localhost")
+        .await
+        .unwrap();
+    assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"http/1.1"[..]));
+    assert_eq!(get(&mut stream, "/a").await, "path /a");
 }
 
 #[tokio::test]

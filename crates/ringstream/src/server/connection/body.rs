@@ -213,6 +213,8 @@ fn copy_error(e: &Error) -> Error {
         e @ Error::NotBuffered { .. } => Error::Io(io::Error::new(e.kind(), e.to_string())),
         #[cfg(feature = "tls")]
         e @ Error::Tls(_) => Error::Io(io::Error::new(e.kind(), e.to_string())),
+        #[cfg(feature = "http2")]
+        e @ Error::Http2(_) => Error::Io(io::Error::new(e.kind(), e.to_string())),
         Error::BodyTooLarge { limit } => Error::BodyTooLarge { limit: *limit },
         Error::WebSocket(e) => Error::WebSocket(*e),
     }

@@ -7,7 +7,9 @@ use std::pin::Pin;
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Uri};
-use ringstream_core::h1::{Exchange, Field, HeadParser, Version, MAX_FIELDS};
+#[cfg(feature = "http2")]
+use ringstream_core::h1::http2_preface;
+use ringstream_core::h1::{Exchange, Field, HeadParser, Http2Preface, Version, MAX_FIELDS};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::{sleep_until, Sleep};
 
@@ -41,6 +43,10 @@ pub(super) enum HeadOutcome {
     /// The head broke the rules: answer with this status and close; the
     /// reason goes to the log.
     Reject(u16, &'static str),
+    /// The connection's first bytes are the HTTP/2 preface: it speaks
+    /// HTTP/2 from here on.
+    #[cfg(feature = "http2")]
+    Http2,
 }
 
 /// What a connection keeps to read request heads: the core's parser, the
@@ -103,9 +109,18 @@ impl HeadReader {
         let mut marked_idle = self.awaiting_first;
         loop {
             if !stream.buffered().is_empty() {
-                if let Some(spans) = self.try_parse(stream)? {
-                    self.awaiting_first = false;
-                    return Ok(spans);
+                #[cfg(feature = "http2")]
+                let http2 = self.http2_preface(stream.buffered(), config);
+                #[cfg(not(feature = "http2"))]
+                let http2 = Http2Preface::Absent;
+                if http2 == Http2Preface::Whole {
+                    return Err(HeadOutcome::Http2);
+                }
+                if http2 == Http2Preface::Absent {
+                    if let Some(spans) = self.try_parse(stream)? {
+                        self.awaiting_first = false;
+                        return Ok(spans);
+                    }
                 }
                 // Part of a head: from now on the head timeout applies
                 // (set only here, so a head that arrives whole costs no
@@ -171,6 +186,18 @@ impl HeadReader {
                 }
                 Err(_) => return Err(HeadOutcome::Closed),
             }
+        }
+    }
+
+    /// Whether a connection's first bytes are the HTTP/2 preface (a
+    /// client speaking `h2c` with prior knowledge), when the server speaks
+    /// HTTP/2; on a later request they never are.
+    #[cfg(feature = "http2")]
+    fn http2_preface(&self, buffered: &[u8], config: &Config) -> Http2Preface {
+        if self.awaiting_first && config.http2.enabled {
+            http2_preface(buffered)
+        } else {
+            Http2Preface::Absent
         }
     }
 

@@ -90,6 +90,10 @@ pub(crate) enum ConnectionEnd {
     Closed,
     /// A `101` was written: the connection goes to the service.
     Upgraded(Pending),
+    /// The client spoke the HTTP/2 preface: the connection goes to
+    /// [`into_http2`](Connection::into_http2).
+    #[cfg(feature = "http2")]
+    Http2,
 }
 
 /// What follows a response.
@@ -161,6 +165,13 @@ where
         match conn.serve_in_place().await? {
             ConnectionEnd::Closed => Ok(None),
             ConnectionEnd::Upgraded(pending) => Ok(conn.hand_over(pending)),
+            #[cfg(feature = "http2")]
+            ConnectionEnd::Http2 => {
+                let (io, http2) = conn.into_http2();
+                // Boxed: only an HTTP/2 connection pays for its state.
+                Box::pin(crate::server::h2::serve_http2(io, http2)).await?;
+                Ok(None)
+            }
         }
     }
 
@@ -189,6 +200,8 @@ where
                     self.reject(status, &why).await;
                     break;
                 }
+                #[cfg(feature = "http2")]
+                Err(HeadOutcome::Http2) => return Ok(ConnectionEnd::Http2),
             };
             self.metrics.record_request();
             // 2–5. The request served, its response sent.
@@ -232,6 +245,38 @@ where
         // Nothing else of the connection is kept while it is upgraded.
         let Connection { stream, .. } = self;
         pending.complete(stream.map_io(boxed), stop)
+    }
+
+    /// The connection, recognised as HTTP/2, for
+    /// [`serve_http2`](crate::server::h2::serve_http2): its transport with
+    /// the bytes read so far put back in front, and what it is served
+    /// with.
+    #[cfg(feature = "http2")]
+    pub(crate) fn into_http2(
+        self,
+    ) -> (
+        crate::server::h2::Rewind<T>,
+        crate::server::h2::Http2Connection<S>,
+    ) {
+        let Connection {
+            mut stream,
+            service,
+            config,
+            metrics,
+            shutdown,
+            info,
+            ..
+        } = self;
+        let read = stream.split_buffered(stream.buffered().len());
+        let io = crate::server::h2::Rewind::new(read, stream.into_inner());
+        let http2 = crate::server::h2::Http2Connection {
+            service,
+            config,
+            metrics,
+            shutdown,
+            info,
+        };
+        (io, http2)
     }
 
     /// Serves one request whose head is read: request → body → service →

@@ -11,8 +11,21 @@ use rustls::{RootCertStore, ServerConfig};
 use super::certs::{Certificates, Pem};
 use crate::error::tls::TlsError;
 
-/// The ALPN protocol the server speaks.
+/// The ALPN protocol of HTTP/1.1.
 const HTTP_1_1: &[u8] = b"http/1.1";
+/// The ALPN protocol of HTTP/2 over TLS.
+#[cfg(feature = "http2")]
+pub(crate) const H2: &[u8] = b"h2";
+
+/// The ALPN protocols a configuration that names none gets, in the
+/// server's order of preference: `h2` (with the `http2` feature), then
+/// `http/1.1`.
+fn default_alpn() -> Vec<Vec<u8>> {
+    #[cfg(feature = "http2")]
+    return vec![H2.to_vec(), HTTP_1_1.to_vec()];
+    #[cfg(not(feature = "http2"))]
+    return vec![HTTP_1_1.to_vec()];
+}
 
 /// The server's TLS settings, shared by every connection and reloadable
 /// while they run. Clones share one configuration: a reload through any
@@ -29,7 +42,7 @@ const HTTP_1_1: &[u8] = b"http/1.1";
 /// // `cert_pem` and `key_pem`: a certificate chain and its private key, as PEM.
 /// let tls = TlsConfig::from_pem(cert_pem.as_bytes(), key_pem.as_bytes()).unwrap();
 /// assert_eq!(tls.handshake_timeout(), TlsConfig::DEFAULT_HANDSHAKE_TIMEOUT);
-/// assert_eq!(tls.current().alpn_protocols, [b"http/1.1".to_vec()]);
+/// assert_eq!(tls.current().alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
 ///
 /// // A clone is the same configuration, not a copy of it.
 /// let shared = tls.clone();
@@ -112,11 +125,11 @@ fn client_verifier(
         .map_err(|e| TlsError::new(format!("client certificate verifier: {e}")))
 }
 
-/// What every configuration gets: ALPN `http/1.1` unless it names its
+/// What every configuration gets: ALPN `h2` and `http/1.1` unless it names its
 /// own protocols, and session tickets for resumed handshakes.
 fn finish(config: &mut ServerConfig) -> Result<(), TlsError> {
     if config.alpn_protocols.is_empty() {
-        config.alpn_protocols = vec![HTTP_1_1.to_vec()];
+        config.alpn_protocols = default_alpn();
     }
     config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()
         .map_err(|e| TlsError::rustls("session tickets", e))?;
@@ -183,7 +196,7 @@ impl TlsConfig {
         TlsConfig::builder().certificate_pem(cert, key).build()
     }
 
-    /// A configuration built by hand: ALPN is set to `http/1.1` when it
+    /// A configuration built by hand: ALPN is set to `h2` and `http/1.1` when it
     /// names no protocol. [`reload`](Self::reload) has nothing to read
     /// again; [`replace`](Self::replace) swaps it.
     ///
@@ -208,13 +221,13 @@ impl TlsConfig {
     ///     )
     ///     .unwrap();
     /// let tls = TlsConfig::from_rustls(config);
-    /// assert_eq!(tls.current().alpn_protocols, [b"http/1.1".to_vec()]);
+    /// assert_eq!(tls.current().alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
     /// // No files to read again.
     /// assert!(tls.reload().is_err());
     /// ```
     pub fn from_rustls(mut config: ServerConfig) -> TlsConfig {
         if config.alpn_protocols.is_empty() {
-            config.alpn_protocols = vec![HTTP_1_1.to_vec()];
+            config.alpn_protocols = default_alpn();
         }
         TlsConfig::with(config, None, TlsConfigBuilder::default())
     }
@@ -313,7 +326,7 @@ impl TlsConfig {
     /// [`from_rustls`](Self::from_rustls)).
     pub fn replace(&self, mut config: ServerConfig) {
         if config.alpn_protocols.is_empty() {
-            config.alpn_protocols = vec![HTTP_1_1.to_vec()];
+            config.alpn_protocols = default_alpn();
         }
         *self
             .inner

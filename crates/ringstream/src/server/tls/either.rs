@@ -17,6 +17,18 @@ pub(crate) enum Transport<T> {
     Tls(Box<TlsTransport<T>>),
 }
 
+impl<T: AsyncRead + AsyncWrite + Unpin> Transport<T> {
+    /// Whether TLS negotiated HTTP/2 by ALPN (never over plain TCP: there
+    /// the preface says).
+    #[cfg(feature = "http2")]
+    pub(crate) fn negotiated_http2(&self) -> bool {
+        match self {
+            Transport::Plain(_) => false,
+            Transport::Tls(tls) => tls.negotiated_http2(),
+        }
+    }
+}
+
 impl<T: AsyncRead + AsyncWrite + Unpin> AsyncRead for Transport<T> {
     fn poll_read(
         self: Pin<&mut Self>,

@@ -40,27 +40,71 @@ pub(crate) struct Acceptor {
     config: TlsConfig,
     /// One permit per handshake under way.
     handshakes: Arc<Semaphore>,
+    /// The current configuration without ALPN `h2`, for a server that does
+    /// not speak HTTP/2, made once per configuration: (the configuration it
+    /// was made from, the one made).
+    #[cfg(feature = "http2")]
+    without_h2: std::sync::Mutex<Option<(Arc<rustls::ServerConfig>, Arc<rustls::ServerConfig>)>>,
 }
 
 impl Acceptor {
     pub(crate) fn new(config: TlsConfig) -> Acceptor {
         let handshakes = Arc::new(Semaphore::new(config.max_handshakes()));
-        Acceptor { config, handshakes }
+        Acceptor {
+            config,
+            handshakes,
+            #[cfg(feature = "http2")]
+            without_h2: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// The configuration a handshake starts with now: the current one, or,
+    /// when the server does not speak HTTP/2, the current one without
+    /// `h2` among its ALPN protocols (so no client negotiates it).
+    fn rustls_config(&self, http2: bool) -> Arc<rustls::ServerConfig> {
+        let current = self.config.current();
+        #[cfg(feature = "http2")]
+        if !http2
+            && current
+                .alpn_protocols
+                .iter()
+                .any(|p| p == super::config::H2)
+        {
+            let mut made = self
+                .without_h2
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some((from, without)) = made.as_ref() {
+                if Arc::ptr_eq(from, &current) {
+                    return without.clone();
+                }
+            }
+            let mut without = (*current).clone();
+            without.alpn_protocols.retain(|p| p != super::config::H2);
+            let without = Arc::new(without);
+            *made = Some((current, without.clone()));
+            return without;
+        }
+        #[cfg(not(feature = "http2"))]
+        let _ = http2;
+        current
     }
 
     /// The handshake on `socket`: the encrypted stream, or `None` when it
     /// failed, ran out of time, or the client spoke plain HTTP (and was
-    /// told to use HTTPS).
+    /// told to use HTTPS). `http2`: the server speaks HTTP/2 (ALPN `h2` is
+    /// offered).
     pub(crate) async fn accept<T>(
         &self,
         socket: T,
         metrics: &Metrics,
+        http2: bool,
     ) -> Option<Box<TlsTransport<T>>>
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
         let deadline = tokio::time::Instant::now() + self.config.handshake_timeout();
-        let accepted = tokio::time::timeout_at(deadline, self.handshake(socket)).await;
+        let accepted = tokio::time::timeout_at(deadline, self.handshake(socket, http2)).await;
         match accepted {
             Ok(Ok(stream)) => {
                 metrics.record_tls_handshake();
@@ -79,11 +123,11 @@ impl Acceptor {
         }
     }
 
-    async fn handshake<T>(&self, socket: T) -> io::Result<Box<TlsTransport<T>>>
+    async fn handshake<T>(&self, socket: T, http2: bool) -> io::Result<Box<TlsTransport<T>>>
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
-        let mut tls = Box::new(TlsTransport::new(self.config.current(), socket)?);
+        let mut tls = Box::new(TlsTransport::new(self.rustls_config(http2), socket)?);
         // A client that sends nothing holds no handshake place: it waits
         // out the deadline on its connection slot alone. The first read
         // takes a whole ClientHello as a client sends it.

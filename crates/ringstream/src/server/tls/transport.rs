@@ -133,6 +133,12 @@ impl<T: AsyncRead + AsyncWrite + Unpin> TlsTransport<T> {
         self.incoming.get(..self.received)?.first().copied()
     }
 
+    /// Whether the handshake negotiated HTTP/2 by ALPN.
+    #[cfg(feature = "http2")]
+    pub(crate) fn negotiated_http2(&self) -> bool {
+        self.conn.alpn_protocol() == Some(b"h2")
+    }
+
     /// Runs the handshake to its end.
     pub(crate) async fn handshake(&mut self) -> io::Result<()> {
         std::future::poll_fn(|cx| self.poll_process(cx, Goal::Handshake).map_ok(|_| ())).await

@@ -1,0 +1,74 @@
+//! The HTTP/2 connection preface (RFC 9113 §3.4): the first bytes of a
+//! client that speaks HTTP/2 "with prior knowledge" on a port that also
+//! speaks HTTP/1.1 (`h2c`). A server tells the two apart by the first
+//! bytes alone, before parsing a request head.
+
+/// The 24 bytes every HTTP/2 client connection starts with.
+pub const HTTP2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// What a connection's first bytes say about HTTP/2 (see
+/// [`http2_preface`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Http2Preface {
+    /// The whole preface: the connection speaks HTTP/2.
+    Whole,
+    /// The start of the preface and nothing else: wait for more bytes.
+    Partial,
+    /// Not the preface: the connection speaks HTTP/1.x (or nothing valid).
+    Absent,
+}
+
+/// Whether `first_bytes`, the first bytes read on a connection, are the
+/// HTTP/2 preface.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::h1::{http2_preface, Http2Preface, HTTP2_PREFACE};
+///
+/// assert_eq!(http2_preface(HTTP2_PREFACE), Http2Preface::Whole);
+/// assert_eq!(http2_preface(b"PRI * HTTP/2"), Http2Preface::Partial);
+/// assert_eq!(http2_preface(b"GET / HTTP/1.1\r\n"), Http2Preface::Absent);
+/// // An empty read says nothing yet.
+/// assert_eq!(http2_preface(b""), Http2Preface::Partial);
+/// ```
+pub fn http2_preface(first_bytes: &[u8]) -> Http2Preface {
+    let n = first_bytes.len().min(HTTP2_PREFACE.len());
+    if first_bytes[..n] != HTTP2_PREFACE[..n] {
+        Http2Preface::Absent
+    } else if n == HTTP2_PREFACE.len() {
+        Http2Preface::Whole
+    } else {
+        Http2Preface::Partial
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_preface_followed_by_frames_is_whole() {
+        let mut bytes = HTTP2_PREFACE.to_vec();
+        bytes.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+        assert_eq!(http2_preface(&bytes), Http2Preface::Whole);
+    }
+
+    #[test]
+    fn every_proper_prefix_is_partial_and_every_wrong_byte_is_absent() {
+        for n in 0..HTTP2_PREFACE.len() {
+            assert_eq!(http2_preface(&HTTP2_PREFACE[..n]), Http2Preface::Partial);
+            let mut wrong = HTTP2_PREFACE[..=n].to_vec();
+            wrong[n] ^= 0x20;
+            assert_eq!(http2_preface(&wrong), Http2Preface::Absent, "byte {n}");
+        }
+    }
+
+    #[test]
+    fn an_http1_request_with_the_pri_method_is_absent() {
+        assert_eq!(
+            http2_preface(b"PRI * HTTP/1.1\r\nHost: x\r\n\r\n"),
+            Http2Preface::Absent
+        );
+    }
+}

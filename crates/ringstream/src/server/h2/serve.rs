@@ -1,0 +1,352 @@
+//! One HTTP/2 connection, read top to bottom: [`serve_http2`] does the
+//! handshake, then loops over what happens next — the server stops, a
+//! stream finishes, a new stream arrives, the connection idles out — and
+//! serves every stream in this task, side by side, until the client or
+//! the server ends the connection.
+//!
+//! `h2` owns the frames, HPACK, flow control and the flood defences; this
+//! file only wires them to the service: a stream's request becomes a
+//! `Request<Incoming>`, the service's response goes out through
+//! [`respond`](super::respond).
+
+use std::future::poll_fn;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use futures_util::FutureExt;
+use h2::server::{Builder, SendResponse};
+use h2::RecvStream;
+use http::header::{HeaderValue, CONTENT_LENGTH};
+use http::{Method, Request, StatusCode};
+use ringstream_core::h1::DateCache;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::{sleep_until, Instant as Deadline};
+
+use super::respond::{send_response, send_status, ServerFieldValues};
+use crate::body::Incoming;
+use crate::error::Error;
+use crate::server::addr::ConnectionInfo;
+use crate::server::config::Config;
+use crate::server::metrics::Metrics;
+use crate::server::service::HttpService;
+use crate::server::slots::unix_millis;
+use crate::server::stop::StopSignal;
+
+/// What an HTTP/2 connection is served with: what the HTTP/1.1
+/// connection it was recognised on had, or what the TLS handshake's task
+/// was given.
+pub(crate) struct Http2Connection<S> {
+    pub(crate) service: S,
+    pub(crate) config: Arc<Config>,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) shutdown: StopSignal,
+    pub(crate) info: Option<ConnectionInfo>,
+}
+
+/// Serves HTTP/2 on `io`, whose first bytes are the client's preface,
+/// until the client closes, the connection idles out, breaks a rule, or
+/// the server stops (GOAWAY, then the open streams finish).
+pub(crate) async fn serve_http2<T, S>(io: T, connection: Http2Connection<S>) -> Result<(), Error>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+    S: HttpService,
+{
+    let Http2Connection {
+        mut service,
+        config,
+        metrics,
+        mut shutdown,
+        info,
+    } = connection;
+    let handshake = builder(&config).handshake::<_, Bytes>(io);
+    let deadline = Deadline::now() + config.head_timeout;
+    let mut conn = match tokio::time::timeout_at(deadline, handshake).await {
+        Ok(Ok(conn)) => conn,
+        Ok(Err(e)) => return Err(Error::Http2(e)),
+        // A client that sends no SETTINGS in time is closed quietly.
+        Err(_) => return Ok(()),
+    };
+    let info = info.filter(|_| config.connection_info);
+    let mut dates = Dates::new(config.server_header);
+    let mut streams = FuturesUnordered::new();
+    let mut idle = pin!(sleep_until(Deadline::now() + config.idle_timeout));
+    let mut going_away = false;
+    // Keep-alive: a PING every interval, and the connection closed when
+    // one goes unanswered for as long.
+    let interval = config.http2.keep_alive_interval;
+    let mut ping_pong = interval.and_then(|_| conn.ping_pong());
+    let ping_every = interval.unwrap_or(config.idle_timeout);
+    let mut ping_due = pin!(sleep_until(Deadline::now() + ping_every));
+    let mut ping_sent = false;
+    loop {
+        tokio::select! {
+            biased;
+            () = poll_fn(|cx| shutdown.poll_stopping(cx)), if !going_away => {
+                // The server stops, or this idle connection's slot went to
+                // a new client: no new streams, the open ones finish.
+                conn.graceful_shutdown();
+                going_away = true;
+            }
+            Some(()) = streams.next(), if !streams.is_empty() => {
+                if streams.is_empty() {
+                    idle.as_mut().reset(Deadline::now() + config.idle_timeout);
+                    shutdown.slot().set_idle(unix_millis());
+                }
+            }
+            accepted = conn.accept() => match accepted {
+                Some(Ok((request, respond))) => {
+                    metrics.record_request();
+                    if streams.is_empty() {
+                        shutdown.slot().set_busy();
+                    }
+                    let fields = dates.now();
+                    let stream = match prepare(request, respond, &config, info.as_ref(), &fields) {
+                        Some(prepared) => prepared,
+                        None => continue,
+                    };
+                    let ready = poll_fn(|cx| service.poll_ready(cx))
+                        .await
+                        .map_err(|e| e.into().to_string());
+                    if let Err(e) = ready {
+                        tracing::error!(error = %e, "service not ready");
+                        send_status(stream.respond, StatusCode::SERVICE_UNAVAILABLE, &fields);
+                        continue;
+                    }
+                    let future = service.call(stream.request);
+                    streams.push(serve_stream(future, stream.respond, stream.log, fields, &config, &metrics));
+                }
+                Some(Err(e)) => {
+                    tracing::debug!(error = %e, "HTTP/2 connection failed");
+                    return Err(Error::Http2(e));
+                }
+                None => return Ok(()),
+            },
+            () = &mut idle, if streams.is_empty() && !going_away => {
+                conn.graceful_shutdown();
+                going_away = true;
+            }
+            pong = poll_fn(|cx| poll_pong(ping_pong.as_mut(), cx)), if ping_sent => {
+                if pong.is_err() {
+                    return Ok(());
+                }
+                ping_sent = false;
+            }
+            () = &mut ping_due, if ping_pong.is_some() => {
+                if ping_sent {
+                    tracing::debug!("HTTP/2 keep-alive PING unanswered: connection closed");
+                    return Ok(());
+                }
+                if let Some(ping_pong) = ping_pong.as_mut() {
+                    ping_sent = ping_pong.send_ping(h2::Ping::opaque()).is_ok();
+                }
+                ping_due.as_mut().reset(Deadline::now() + ping_every);
+            }
+        }
+    }
+}
+
+/// The answer to the keep-alive PING (pending without one).
+fn poll_pong(
+    ping_pong: Option<&mut h2::PingPong>,
+    cx: &mut std::task::Context<'_>,
+) -> std::task::Poll<Result<h2::Pong, h2::Error>> {
+    match ping_pong {
+        Some(ping_pong) => ping_pong.poll_pong(cx),
+        None => std::task::Poll::Pending,
+    }
+}
+
+/// The `h2` server with the configured limits.
+fn builder(config: &Config) -> Builder {
+    let options = &config.http2;
+    let mut builder = Builder::new();
+    builder
+        .max_concurrent_streams(options.max_concurrent_streams)
+        .initial_window_size(options.stream_window)
+        .initial_connection_window_size(options.connection_window)
+        .max_frame_size(options.max_frame_size)
+        .max_header_list_size(u32::try_from(config.limits.max_head_len).unwrap_or(u32::MAX))
+        .max_send_buffer_size(options.stream_window as usize)
+        .max_pending_accept_reset_streams(options.max_pending_reset_streams)
+        .max_local_error_reset_streams(Some(options.max_error_resets));
+    builder
+}
+
+/// A stream's request, ready for the service.
+struct Prepared {
+    request: Request<Incoming>,
+    respond: SendResponse<Bytes>,
+    log: RequestLog,
+}
+
+/// What the log line of a stream names.
+struct RequestLog {
+    method: Method,
+    target: String,
+    client: Option<ConnectionInfo>,
+    head_request: bool,
+}
+
+/// Turns `h2`'s request into the service's: its body an [`Incoming`] over
+/// the stream's DATA frames, its extensions the connection's info. A body
+/// declared longer than the limit is answered 413 here (`None`).
+fn prepare(
+    request: Request<RecvStream>,
+    respond: SendResponse<Bytes>,
+    config: &Config,
+    info: Option<&ConnectionInfo>,
+    fields: &ServerFieldValues,
+) -> Option<Prepared> {
+    let (mut parts, recv) = request.into_parts();
+    let length = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if length.is_some_and(|n| n > config.limits.max_body_len) {
+        send_status(respond, StatusCode::PAYLOAD_TOO_LARGE, fields);
+        return None;
+    }
+    let body = Incoming::from_http2(
+        recv,
+        length,
+        config.limits.max_body_len,
+        config.body_read_timeout,
+    );
+    if let Some(info) = info {
+        info.insert_into(&mut parts.extensions);
+    }
+    let log = RequestLog {
+        head_request: parts.method == Method::HEAD,
+        method: parts.method.clone(),
+        target: if config.access_log {
+            parts
+                .uri
+                .path_and_query()
+                .map_or_else(String::new, |p| p.as_str().to_owned())
+        } else {
+            String::new()
+        },
+        client: info.cloned(),
+    };
+    Some(Prepared {
+        request: Request::from_parts(parts, body),
+        respond,
+        log,
+    })
+}
+
+/// One stream: the service's future to its response, the response out,
+/// its outcome counted and logged. A service that fails or panics is
+/// answered 500; a response body that fails resets the stream.
+async fn serve_stream<F, B, E>(
+    future: F,
+    respond: SendResponse<Bytes>,
+    log: RequestLog,
+    fields: ServerFieldValues,
+    config: &Config,
+    metrics: &Metrics,
+) where
+    F: std::future::Future<Output = Result<http::Response<B>, E>>,
+    E: Into<crate::error::BoxError>,
+    B: http_body::Body,
+    B::Error: Into<crate::error::BoxError>,
+{
+    let started = config.access_log.then(Instant::now);
+    let span = tracing::info_span!(
+        target: "ringstream::request",
+        "request",
+        http.request.method = %log.method,
+        network.protocol.version = "2",
+        http.response.status_code = tracing::field::Empty,
+    );
+    let outcome = {
+        let _entered = span.enter();
+        let caught = std::panic::AssertUnwindSafe(future).catch_unwind().await;
+        caught.map(|answered| answered.map_err(Into::into))
+    };
+    let response = match outcome {
+        Ok(Ok(response)) => response,
+        Ok(Err(e)) => {
+            tracing::error!(method = %log.method, error = %e, "service failed");
+            metrics.record_status(500);
+            send_status(respond, StatusCode::INTERNAL_SERVER_ERROR, &fields);
+            return;
+        }
+        Err(_) => {
+            tracing::error!(method = %log.method, "service panicked");
+            metrics.record_status(500);
+            send_status(respond, StatusCode::INTERNAL_SERVER_ERROR, &fields);
+            return;
+        }
+    };
+    let status = response.status().as_u16();
+    metrics.record_status(status);
+    span.record("http.response.status_code", status);
+    let sent = send_response(
+        respond,
+        response,
+        &fields,
+        log.head_request,
+        config.write_timeout,
+    )
+    .await;
+    let bytes = match sent {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            tracing::debug!(method = %log.method, status, error = %e, "response aborted");
+            return;
+        }
+    };
+    if let Some(at) = started {
+        tracing::info!(
+            target: "ringstream::access",
+            duration_us = at.elapsed().as_micros() as u64,
+            "http.request.method" = %log.method,
+            "http.target" = %log.target,
+            "network.protocol.version" = "2",
+            "client.address" = log.client.as_ref().map(|i| tracing::field::display(i.remote_addr())),
+            "http.response.status_code" = status,
+            "http.response.body.size" = bytes,
+        );
+    }
+}
+
+/// The `date` value of a connection's responses, made once a second, and
+/// its `server` value.
+struct Dates {
+    cache: DateCache,
+    secs: u64,
+    date: HeaderValue,
+    server: Option<HeaderValue>,
+}
+
+impl Dates {
+    fn new(server_header: bool) -> Dates {
+        Dates {
+            cache: DateCache::new(),
+            secs: u64::MAX,
+            date: HeaderValue::from_static(""),
+            server: server_header.then(|| HeaderValue::from_static("ringstream")),
+        }
+    }
+
+    /// The fields of a response made now.
+    fn now(&mut self) -> ServerFieldValues {
+        let secs = unix_millis() / 1000;
+        if secs != self.secs {
+            self.secs = secs;
+            let bytes = Bytes::copy_from_slice(self.cache.update(secs));
+            // An HTTP-date is visible ASCII and spaces.
+            self.date = HeaderValue::from_maybe_shared(bytes)
+                .unwrap_or_else(|_| HeaderValue::from_static(""));
+        }
+        ServerFieldValues {
+            date: self.date.clone(),
+            server: self.server.clone(),
+        }
+    }
+}

@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use clap::{ArgGroup, Parser, Subcommand};
 use ringstream::ringstream_core::Limits;
 use ringstream::server::tls::TlsConfig;
-use ringstream::server::{Config, Server};
+use ringstream::server::{Config, Http2Options, Server};
 use ringstream_cli::app::App;
 use ringstream_cli::https::{RedirectToHttps, SelfSigned};
 use tracing_subscriber::EnvFilter;
@@ -130,6 +130,10 @@ struct ServeArgs {
     /// No access-log line per request (target `ringstream::access`).
     #[arg(long)]
     no_access_log: bool,
+    /// Speak HTTP/1.1 only: no HTTP/2 over TLS (ALPN `h2`) nor over plain
+    /// TCP (a connection that starts with the HTTP/2 preface).
+    #[arg(long)]
+    no_http2: bool,
 }
 
 fn main() -> ExitCode {
@@ -319,6 +323,10 @@ fn config(args: &ServeArgs) -> Config {
         limits: Limits {
             max_body_len: args.max_body_size,
             ..Limits::DEFAULT
+        },
+        http2: Http2Options {
+            enabled: !args.no_http2,
+            ..Http2Options::default()
         },
         ..Config::default()
     }

@@ -301,6 +301,69 @@ async fn self_signed_serves_https_and_wss_with_the_certificate_it_wrote() {
     }
 }
 
+/// A browser-like client offering `h2` and `http/1.1` gets HTTP/2: the
+/// dashboard and the live data come over it; with `--no-http2` it gets
+/// HTTP/1.1.
+#[tokio::test]
+async fn self_signed_serves_http2_by_alpn_unless_told_not_to() {
+    let server = start(&["--tls-self-signed"]);
+    let line = server.log_line("self-signed development certificate");
+    let pem = std::fs::read(field(&line, "cert")).expect("the written certificate");
+    let der = CertificateDer::from_pem_slice(&pem).expect("a PEM certificate");
+    let mut config = client_builder()
+        .with_root_certificates(roots(std::slice::from_ref(&der)))
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let browser_like = TlsConnector::from(Arc::new(config));
+
+    let stream = connect(&browser_like, server.addr, "localhost")
+        .await
+        .unwrap();
+    assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (client, connection) = h2::client::handshake(stream).await.unwrap();
+    tokio::spawn(connection);
+    let mut client = client.ready().await.unwrap();
+    for (path, needle) in [("/", "<html"), ("/api/livedata", "{")] {
+        let request = http::Request::get(format!("https://localhost{path}"))
+            .body(())
+            .unwrap();
+        let (response, _) = client.send_request(request, true).unwrap();
+        let response = tokio::time::timeout(WAIT, response).await.unwrap().unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        assert_eq!(response.version(), http::Version::HTTP_2);
+        let mut body = response.into_body();
+        let mut text = Vec::new();
+        while let Some(data) = body.data().await {
+            let data = data.unwrap();
+            let _ = body.flow_control().release_capacity(data.len());
+            text.extend_from_slice(&data);
+        }
+        assert!(String::from_utf8_lossy(&text).contains(needle), "{path}");
+        client = client.ready().await.unwrap();
+    }
+    // The access line says which version served the request.
+    let access = server.log_line("/api/livedata");
+    assert!(
+        access.contains("network.protocol.version=\"2\""),
+        "{access}"
+    );
+
+    let h1_only = start(&["--tls-self-signed", "--no-http2"]);
+    let line = h1_only.log_line("self-signed development certificate");
+    let pem = std::fs::read(field(&line, "cert")).expect("the written certificate");
+    let der = CertificateDer::from_pem_slice(&pem).expect("a PEM certificate");
+    let mut config = client_builder()
+        .with_root_certificates(roots(std::slice::from_ref(&der)))
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let browser_like = TlsConnector::from(Arc::new(config));
+    let mut stream = connect(&browser_like, h1_only.addr, "localhost")
+        .await
+        .unwrap();
+    assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"http/1.1"[..]));
+    assert_eq!(get(&mut stream, "/api/livedata").await.status, 200);
+}
+
 /// `--tls-cert` / `--tls-key` from a certificate authority: HTTPS, WSS,
 /// server-sent events and a static file larger than a TLS record.
 #[tokio::test]

@@ -69,7 +69,6 @@ where
         // A client that sends no SETTINGS in time is closed quietly.
         Err(_) => return Ok(()),
     };
-    let info = info.filter(|_| config.connection_info);
     let mut dates = Dates::new(config.server_header);
     let mut streams = FuturesUnordered::new();
     let mut idle = pin!(sleep_until(Deadline::now() + config.idle_timeout));
@@ -216,7 +215,7 @@ fn prepare(
         config.limits.max_body_len,
         config.body_read_timeout,
     );
-    if let Some(info) = info {
+    if let Some(info) = info.filter(|_| config.connection_info) {
         info.insert_into(&mut parts.extensions);
     }
     let log = RequestLog {
@@ -230,7 +229,7 @@ fn prepare(
         } else {
             String::new()
         },
-        client: info.cloned(),
+        client: info.filter(|_| config.access_log).cloned(),
     };
     Some(Prepared {
         request: Request::from_parts(parts, body),

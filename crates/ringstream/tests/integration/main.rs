@@ -12,6 +12,7 @@ mod error;
 mod examples;
 mod fs;
 mod http2;
+mod http2_frames;
 mod server_body_limit;
 mod server_cap;
 mod server_copy;

@@ -59,6 +59,11 @@ pub struct Http2Options {
     /// over the connection's life, before it sends GOAWAY
     /// `ENHANCE_YOUR_CALM`. Default 1,024.
     pub max_error_resets: usize,
+    /// Streams the client may reset in a second while their service is
+    /// working on them (each reset drops the service's future); more is
+    /// a rapid-reset flood, answered with GOAWAY `ENHANCE_YOUR_CALM`.
+    /// Default 200.
+    pub max_client_resets: u32,
     /// Send a PING after this long without a frame from the client, and
     /// close the connection when it is not answered within the same
     /// time. Default 20 s; `None` turns it off.
@@ -75,6 +80,7 @@ impl Default for Http2Options {
             max_frame_size: 16 * 1024,
             max_pending_reset_streams: 20,
             max_error_resets: 1024,
+            max_client_resets: 200,
             keep_alive_interval: Some(Duration::from_secs(20)),
         }
     }

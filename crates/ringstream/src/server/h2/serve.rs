@@ -9,7 +9,7 @@
 //! `Request<Incoming>`, the service's response goes out through
 //! [`respond`](super::respond).
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Instant;
@@ -24,6 +24,7 @@ use http::{Method, Request, StatusCode};
 use ringstream_core::h1::DateCache;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::{sleep_until, Instant as Deadline};
+use tracing::Instrument;
 
 use super::respond::{send_response, send_status, ServerFieldValues};
 use crate::body::Incoming;
@@ -73,6 +74,7 @@ where
     let mut streams = FuturesUnordered::new();
     let mut idle = pin!(sleep_until(Deadline::now() + config.idle_timeout));
     let mut going_away = false;
+    let mut resets = ResetCount::default();
     // Keep-alive: a PING every interval, and the connection closed when
     // one goes unanswered for as long.
     let interval = config.http2.keep_alive_interval;
@@ -89,7 +91,14 @@ where
                 conn.graceful_shutdown();
                 going_away = true;
             }
-            Some(()) = streams.next(), if !streams.is_empty() => {
+            Some(end) = streams.next(), if !streams.is_empty() => {
+                if end == StreamEnd::ResetByClient && resets.too_many(config.http2.max_client_resets) {
+                    // Streams opened and reset faster than any client
+                    // needs (CVE-2023-44487): the connection goes.
+                    tracing::debug!("HTTP/2 client resets too many streams: GOAWAY");
+                    conn.abrupt_shutdown(h2::Reason::ENHANCE_YOUR_CALM);
+                    going_away = true;
+                }
                 if streams.is_empty() {
                     idle.as_mut().reset(Deadline::now() + config.idle_timeout);
                     shutdown.slot().set_idle(unix_millis());
@@ -238,18 +247,53 @@ fn prepare(
     })
 }
 
+/// How a stream's service call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StreamEnd {
+    /// Answered (or the answer failed on the way).
+    Answered,
+    /// The client reset the stream before the service answered: the
+    /// service's future was dropped.
+    ResetByClient,
+}
+
+/// Streams the client reset while their service ran, in the current
+/// second.
+#[derive(Default)]
+struct ResetCount {
+    second: Option<Instant>,
+    count: u32,
+}
+
+impl ResetCount {
+    /// Counts one more; whether that is more than `max` in a second.
+    fn too_many(&mut self, max: u32) -> bool {
+        let now = Instant::now();
+        match self.second {
+            Some(start) if now.duration_since(start).as_secs() < 1 => self.count += 1,
+            _ => {
+                self.second = Some(now);
+                self.count = 1;
+            }
+        }
+        self.count > max
+    }
+}
+
 /// One stream: the service's future to its response, the response out,
 /// its outcome counted and logged. A service that fails or panics is
-/// answered 500; a response body that fails resets the stream.
+/// answered 500; a response body that fails resets the stream; a client
+/// that resets the stream drops the service's future at once.
 async fn serve_stream<F, B, E>(
     future: F,
-    respond: SendResponse<Bytes>,
+    mut respond: SendResponse<Bytes>,
     log: RequestLog,
     fields: ServerFieldValues,
     config: &Config,
     metrics: &Metrics,
-) where
-    F: std::future::Future<Output = Result<http::Response<B>, E>>,
+) -> StreamEnd
+where
+    F: Future<Output = Result<http::Response<B>, E>>,
     E: Into<crate::error::BoxError>,
     B: http_body::Body,
     B::Error: Into<crate::error::BoxError>,
@@ -262,10 +306,21 @@ async fn serve_stream<F, B, E>(
         network.protocol.version = "2",
         http.response.status_code = tracing::field::Empty,
     );
-    let outcome = {
-        let _entered = span.enter();
-        let caught = std::panic::AssertUnwindSafe(future).catch_unwind().await;
-        caught.map(|answered| answered.map_err(Into::into))
+    let mut service = pin!(std::panic::AssertUnwindSafe(future)
+        .catch_unwind()
+        .instrument(span.clone()));
+    let outcome = poll_fn(|cx| {
+        if respond.poll_reset(cx).is_ready() {
+            return std::task::Poll::Ready(None);
+        }
+        service
+            .as_mut()
+            .poll(cx)
+            .map(|caught| Some(caught.map(|answered| answered.map_err(Into::into))))
+    })
+    .await;
+    let Some(outcome) = outcome else {
+        return StreamEnd::ResetByClient;
     };
     let response = match outcome {
         Ok(Ok(response)) => response,
@@ -273,13 +328,13 @@ async fn serve_stream<F, B, E>(
             tracing::error!(method = %log.method, error = %e, "service failed");
             metrics.record_status(500);
             send_status(respond, StatusCode::INTERNAL_SERVER_ERROR, &fields);
-            return;
+            return StreamEnd::Answered;
         }
         Err(_) => {
             tracing::error!(method = %log.method, "service panicked");
             metrics.record_status(500);
             send_status(respond, StatusCode::INTERNAL_SERVER_ERROR, &fields);
-            return;
+            return StreamEnd::Answered;
         }
     };
     let status = response.status().as_u16();
@@ -297,7 +352,7 @@ async fn serve_stream<F, B, E>(
         Ok(bytes) => bytes,
         Err(e) => {
             tracing::debug!(method = %log.method, status, error = %e, "response aborted");
-            return;
+            return StreamEnd::Answered;
         }
     };
     if let Some(at) = started {
@@ -312,6 +367,7 @@ async fn serve_stream<F, B, E>(
             "http.response.body.size" = bytes,
         );
     }
+    StreamEnd::Answered
 }
 
 /// The `date` value of a connection's responses, made once a second, and

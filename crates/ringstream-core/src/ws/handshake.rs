@@ -277,6 +277,51 @@ where
     }
 }
 
+/// Checks a WebSocket opening over HTTP/2 (RFC 8441 §4, §5): an extended
+/// CONNECT whose `:protocol` is `websocket`, with exactly one
+/// `Sec-WebSocket-Version` of `13`. There is no key and no accept value:
+/// a `200` opens the stream as the WebSocket.
+///
+/// `protocol` is the request's `:protocol` pseudo-field; `fields` its
+/// fields as (name, value) pairs, as for [`accept`].
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::ws::{check_extended_connect, Error};
+///
+/// let fields: [(&str, &[u8]); 2] = [("sec-websocket-version", b"13"), ("origin", b"https://a")];
+/// assert_eq!(check_extended_connect(b"websocket", fields), Ok(()));
+/// assert_eq!(check_extended_connect(b"webtransport", fields), Err(Error::NotWebSocket));
+/// let old: [(&str, &[u8]); 1] = [("sec-websocket-version", b"8")];
+/// assert_eq!(check_extended_connect(b"websocket", old), Err(Error::UnsupportedVersion));
+/// ```
+///
+/// # Errors
+///
+/// [`Error::NotWebSocket`] or [`Error::UnsupportedVersion`];
+/// [`Error::status`] is the status to refuse with.
+pub fn check_extended_connect<'a, I>(protocol: &[u8], fields: I) -> Result<(), Error>
+where
+    I: IntoIterator<Item = (&'a str, &'a [u8])>,
+{
+    if !protocol.eq_ignore_ascii_case(b"websocket") {
+        return Err(Error::NotWebSocket);
+    }
+    let mut version: Option<&[u8]> = None;
+    let mut versions = 0usize;
+    for (name, value) in fields {
+        if name.eq_ignore_ascii_case("sec-websocket-version") {
+            versions += 1;
+            version = Some(value);
+        }
+    }
+    match version {
+        Some(version) if versions == 1 => check_version(version),
+        _ => Err(Error::UnsupportedVersion),
+    }
+}
+
 /// The HTTP side of an opening handshake (RFC 6455 §4.1), in the order a
 /// refusal is chosen: a `GET` ([`Error::NotGet`], 405), on HTTP/1.1
 /// ([`Error::NotHttp11`]), asking to switch protocols (`Upgrade` and

@@ -93,8 +93,8 @@ pub use frame::{
     MAX_HEAD_LEN, MAX_PAYLOAD_LEN,
 };
 pub use handshake::{
-    accept, accept_key, check_key, check_request, check_version, is_websocket_upgrade, AcceptKey,
-    GUID, KEY_LEN, VERSION,
+    accept, accept_key, check_extended_connect, check_key, check_request, check_version,
+    is_websocket_upgrade, AcceptKey, GUID, KEY_LEN, VERSION,
 };
 pub use mask::apply_mask;
 pub use utf8::Utf8Validator;

@@ -22,7 +22,10 @@ use crate::server::upgrade::{on_upgrade, OnUpgrade};
 /// The checks (RFC 6455 §4.2.1): a `GET` over HTTP/1.1, `Connection:
 /// upgrade` with `Upgrade: websocket`, `Sec-WebSocket-Version: 13` and a
 /// valid `Sec-WebSocket-Key` — and a connection that ringstream's server
-/// can hand over.
+/// can hand over. Over HTTP/2 (feature `http2`, RFC 8441), an extended
+/// `CONNECT` with `:protocol` `websocket` and `Sec-WebSocket-Version: 13`:
+/// the answer is then a `200` and the WebSocket runs on the request's
+/// stream, beside the connection's other streams; the handler is the same.
 ///
 /// Its builder methods are axum's: [`protocols`](Self::protocols),
 /// [`selected_protocol`](Self::selected_protocol),
@@ -68,7 +71,9 @@ use crate::server::upgrade::{on_upgrade, OnUpgrade};
 #[must_use]
 pub struct WebSocketUpgrade<F = DefaultOnFailedUpgrade> {
     on_upgrade: OnUpgrade,
-    accept: AcceptKey,
+    /// The `Sec-WebSocket-Accept` of an HTTP/1.1 handshake; `None` over
+    /// HTTP/2, which has none.
+    accept: Option<AcceptKey>,
     config: Config,
     /// The client's first valid permessage-deflate offer.
     deflate_offer: Option<DeflateParams>,
@@ -83,7 +88,7 @@ pub struct WebSocketUpgrade<F = DefaultOnFailedUpgrade> {
 impl<F> fmt::Debug for WebSocketUpgrade<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WebSocketUpgrade")
-            .field("accept", &self.accept.as_str())
+            .field("accept", &self.accept.as_ref().map(AcceptKey::as_str))
             .field("config", &self.config)
             .field("requested_protocols", &self.requested_protocols)
             .field("protocol", &self.protocol)
@@ -211,12 +216,17 @@ impl WebSocketUpgrade {
     ///
     /// [`UpgradeRefused`], with the status to answer with.
     pub fn from_request<B>(request: &mut Request<B>) -> Result<WebSocketUpgrade, UpgradeRefused> {
-        let accept = check(request.method(), request.version(), request.headers())?;
+        let accept = check(
+            request.method(),
+            request.version(),
+            request.headers(),
+            request.extensions(),
+        )?;
         let on_upgrade = on_upgrade(request).ok_or(not_upgradable())?;
         Ok(WebSocketUpgrade::new(on_upgrade, accept, request.headers()))
     }
 
-    fn new(on_upgrade: OnUpgrade, accept: AcceptKey, headers: &http::HeaderMap) -> Self {
+    fn new(on_upgrade: OnUpgrade, accept: Option<AcceptKey>, headers: &http::HeaderMap) -> Self {
         WebSocketUpgrade {
             on_upgrade,
             accept,
@@ -352,7 +362,7 @@ impl<F> WebSocketUpgrade<F> {
         }
     }
 
-    /// The `101 Switching Protocols` to answer with; once the server has
+    /// The `101 Switching Protocols` (over HTTP/2, the `200`) to answer with; once the server has
     /// written it, `callback` runs in a task of its own with the
     /// [`WebSocket`]. If the connection cannot be handed over, the
     /// [`on_failed_upgrade`](Self::on_failed_upgrade) callback runs
@@ -381,13 +391,18 @@ impl<F> WebSocketUpgrade<F> {
             _ => None,
         };
         let mut response = Response::new(String::new());
-        *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
-        let headers = response.headers_mut();
-        headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
-        headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
-        if let Ok(value) = HeaderValue::from_str(accept.as_str()) {
-            headers.insert(header::SEC_WEBSOCKET_ACCEPT, value);
+        // Over HTTP/2 (no accept key), the 200 opens the stream as the
+        // WebSocket.
+        if let Some(accept) = accept {
+            *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+            let headers = response.headers_mut();
+            headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+            headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+            if let Ok(value) = HeaderValue::from_str(accept.as_str()) {
+                headers.insert(header::SEC_WEBSOCKET_ACCEPT, value);
+            }
         }
+        let headers = response.headers_mut();
         if let Some(params) = deflate {
             if let Ok(value) = HeaderValue::from_str(params.to_header().as_str()) {
                 headers.insert(header::SEC_WEBSOCKET_EXTENSIONS, value);
@@ -417,12 +432,36 @@ impl<F> WebSocketUpgrade<F> {
 /// (RFC 6455 §4.1): a `GET` on HTTP/1.1, without a body (the bytes after
 /// the head are the session's), whose `Connection` lists `upgrade`, then
 /// its WebSocket fields ([`accept`]); the accept key when they pass.
+///
+/// Over HTTP/2, the request must be an extended CONNECT (RFC 8441) that
+/// the core's [`check_extended_connect`](ringstream_core::ws::check_extended_connect)
+/// accepts; there is no accept key then (`None`).
 fn check(
     method: &Method,
     version: http::Version,
     headers: &http::HeaderMap,
-) -> Result<AcceptKey, UpgradeRefused> {
+    extensions: &http::Extensions,
+) -> Result<Option<AcceptKey>, UpgradeRefused> {
     let refuse = |e: CoreWsError| UpgradeRefused::new(e.status(), e.as_str());
+    if version == http::Version::HTTP_2 {
+        #[cfg(feature = "http2")]
+        if let (true, Some(protocol)) = (
+            method == Method::CONNECT,
+            extensions.get::<h2::ext::Protocol>(),
+        ) {
+            let fields = headers
+                .iter()
+                .map(|(name, value)| (name.as_str(), value.as_bytes()));
+            return ringstream_core::ws::check_extended_connect(
+                protocol.as_str().as_bytes(),
+                fields,
+            )
+            .map(|()| None)
+            .map_err(refuse);
+        }
+        let _ = extensions;
+        return Err(refuse(CoreWsError::NotWebSocket));
+    }
     if method != Method::GET {
         return Err(refuse(CoreWsError::NotGet));
     }
@@ -450,7 +489,7 @@ fn check(
     let fields = headers
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_bytes()));
-    accept(fields).map_err(refuse)
+    accept(fields).map(Some).map_err(refuse)
 }
 
 fn not_upgradable() -> UpgradeRefused {
@@ -471,8 +510,13 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for WebSocketUpgrade {
         _state: &S,
     ) -> Result<Self, Self::Rejection> {
         use axum::response::IntoResponse;
-        let accept = check(&parts.method, parts.version, &parts.headers)
-            .map_err(IntoResponse::into_response)?;
+        let accept = check(
+            &parts.method,
+            parts.version,
+            &parts.headers,
+            &parts.extensions,
+        )
+        .map_err(IntoResponse::into_response)?;
         let on_upgrade = parts
             .extensions
             .remove::<OnUpgrade>()

@@ -36,6 +36,20 @@ fn full(text: impl Into<Bytes>) -> Body {
 /// body.
 async fn app(mut req: Request<Incoming>) -> Result<Response<Body>, std::io::Error> {
     match req.uri().path() {
+        "/ws" => {
+            let upgrade = match ringstream::ws::WebSocketUpgrade::from_request(&mut req) {
+                Ok(upgrade) => upgrade,
+                Err(refused) => return Ok(refused.into_response().map(full)),
+            };
+            let response = upgrade.on_upgrade(|mut socket| async move {
+                while let Some(Ok(message)) = socket.recv().await {
+                    if message.is_data() && socket.send(message).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            Ok(response.map(full))
+        }
         "/echo" => {
             let mut received = Vec::new();
             while let Some(piece) = req.body_mut().read_partial(64 * 1024).await.unwrap() {
@@ -446,4 +460,81 @@ async fn a_client_that_leaves_the_keep_alive_ping_unanswered_is_closed() {
         frame_types.contains(&6),
         "no PING was sent: {frame_types:?}"
     );
+}
+
+/// A WebSocket over HTTP/2 (RFC 8441): an extended CONNECT answered 200,
+/// then WebSocket frames in the stream's DATA, echoed by the same handler
+/// that serves HTTP/1.1; other streams are served beside it. A request
+/// that is not an extended CONNECT, or names another version, is refused.
+#[tokio::test]
+async fn a_websocket_runs_over_an_http2_stream() {
+    let server = start(Config::default()).await;
+    let mut client = h2c(server.addr).await;
+    // The server's SETTINGS (which enable extended CONNECT) have arrived
+    // once a first response has.
+    let first = Request::get("http://localhost/first").body(()).unwrap();
+    let (first, _) = client.send_request(first, true).unwrap();
+    assert_eq!(first.await.unwrap().status(), StatusCode::OK);
+    assert!(client.is_extended_connect_protocol_enabled());
+    let request = Request::builder()
+        .method(Method::CONNECT)
+        .uri("http://localhost/ws")
+        .extension(h2::ext::Protocol::from_static("websocket"))
+        .header("sec-websocket-version", "13")
+        .body(())
+        .unwrap();
+    let (response, mut send) = client.send_request(request, false).unwrap();
+    let response = response.await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(!response.headers().contains_key("sec-websocket-accept"));
+    let mut recv = response.into_body();
+
+    // A masked text frame "hello", in two DATA frames.
+    let mask = [1u8, 2, 3, 4];
+    let mut frame = vec![0x81, 0x80 | 5];
+    frame.extend_from_slice(&mask);
+    frame.extend(b"hello".iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    let second = frame.split_off(3);
+    send.send_data(Bytes::from(frame), false).unwrap();
+    send.send_data(Bytes::from(second), false).unwrap();
+    let mut echoed = Vec::new();
+    while echoed.len() < 7 {
+        let data = recv.data().await.unwrap().unwrap();
+        let _ = recv.flow_control().release_capacity(data.len());
+        echoed.extend_from_slice(&data);
+    }
+    assert_eq!(echoed, b"\x81\x05hello");
+
+    // Another stream on the same connection meanwhile.
+    let other = Request::get("http://localhost/beside").body(()).unwrap();
+    let (other, _) = client.send_request(other, true).unwrap();
+    assert_eq!(other.await.unwrap().status(), StatusCode::OK);
+
+    // A close frame: the server answers with its own.
+    let mut close = vec![0x88, 0x80 | 2];
+    close.extend_from_slice(&mask);
+    close.extend([0x03 ^ mask[0], 0xe8 ^ mask[1]]);
+    send.send_data(Bytes::from(close), false).unwrap();
+    let data = recv.data().await.unwrap().unwrap();
+    assert_eq!(data[0], 0x88, "{data:?}");
+
+    for (method, version) in [(Method::GET, "13"), (Method::CONNECT, "8")] {
+        let mut request = Request::builder()
+            .method(method.clone())
+            .uri("http://localhost/ws")
+            .header("sec-websocket-version", version);
+        if method == Method::CONNECT {
+            request = request.extension(h2::ext::Protocol::from_static("websocket"));
+        }
+        client = client.ready().await.unwrap();
+        let (response, _) = client
+            .send_request(request.body(()).unwrap(), true)
+            .unwrap();
+        let status = response.await.unwrap().status();
+        assert_eq!(
+            status,
+            StatusCode::UPGRADE_REQUIRED,
+            "{method} version {version}"
+        );
+    }
 }

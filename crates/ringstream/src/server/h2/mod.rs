@@ -10,7 +10,9 @@
 //!   connection's task;
 //! - `respond`: a response out as HEADERS and DATA frames;
 //! - `rewind`: the bytes the HTTP/1.1 reader already took put back in
-//!   front of the transport.
+//!   front of the transport;
+//! - `tunnel`: a stream opened by an extended CONNECT (RFC 8441) as the
+//!   transport of an upgraded connection — a WebSocket over HTTP/2.
 //!
 //! The request body is [`Incoming`](crate::Incoming) over the stream's
 //! DATA frames (in `body/`), its window given back as the service reads.
@@ -24,6 +26,8 @@ mod respond;
 mod rewind;
 #[cfg(feature = "http2")]
 mod serve;
+#[cfg(feature = "http2")]
+mod tunnel;
 
 #[cfg(feature = "http2")]
 pub(crate) use rewind::Rewind;

@@ -23,10 +23,12 @@ use http::header::{HeaderValue, CONTENT_LENGTH};
 use http::{Method, Request, StatusCode};
 use ringstream_core::h1::DateCache;
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::watch;
 use tokio::time::{sleep_until, Instant as Deadline};
 use tracing::Instrument;
 
-use super::respond::{send_response, send_status, ServerFieldValues};
+use super::respond::{fit_head, send_response, send_status, ServerFieldValues};
+use super::tunnel::Tunnel;
 use crate::body::Incoming;
 use crate::error::Error;
 use crate::server::addr::ConnectionInfo;
@@ -35,6 +37,8 @@ use crate::server::metrics::Metrics;
 use crate::server::service::HttpService;
 use crate::server::slots::unix_millis;
 use crate::server::stop::StopSignal;
+use crate::server::upgrade::{self, Pending, UpgradedIo};
+use crate::stream::Stream;
 
 /// What an HTTP/2 connection is served with: what the HTTP/1.1
 /// connection it was recognised on had, or what the TLS handshake's task
@@ -124,7 +128,8 @@ where
                         continue;
                     }
                     let future = service.call(stream.request);
-                    streams.push(serve_stream(future, stream.respond, stream.log, fields, &config, &metrics));
+                    let tunnel = stream.tunnel.map(|offer| (offer, shutdown.receiver()));
+                    streams.push(serve_stream(future, stream.respond, stream.log, tunnel, fields, &config, &metrics));
                 }
                 Some(Err(e)) => {
                     tracing::debug!(error = %e, "HTTP/2 connection failed");
@@ -179,7 +184,9 @@ fn builder(config: &Config) -> Builder {
         .max_header_list_size(u32::try_from(config.limits.max_head_len).unwrap_or(u32::MAX))
         .max_send_buffer_size(options.stream_window as usize)
         .max_pending_accept_reset_streams(options.max_pending_reset_streams)
-        .max_local_error_reset_streams(Some(options.max_error_resets));
+        .max_local_error_reset_streams(Some(options.max_error_resets))
+        // Extended CONNECT (RFC 8441): WebSocket over HTTP/2.
+        .enable_connect_protocol();
     builder
 }
 
@@ -188,6 +195,16 @@ struct Prepared {
     request: Request<Incoming>,
     respond: SendResponse<Bytes>,
     log: RequestLog,
+    /// An extended CONNECT's stream, kept for the service's upgrade.
+    tunnel: Option<TunnelOffer>,
+}
+
+/// What an extended CONNECT (RFC 8441) keeps until its response: the
+/// stream's receiving half (its DATA is the new protocol's, not a body)
+/// and the upgrade offered to the service.
+struct TunnelOffer {
+    recv: RecvStream,
+    pending: Pending,
 }
 
 /// What the log line of a stream names.
@@ -218,12 +235,23 @@ fn prepare(
         send_status(respond, StatusCode::PAYLOAD_TOO_LARGE, fields);
         return None;
     }
-    let body = Incoming::from_http2(
-        recv,
-        length,
-        config.limits.max_body_len,
-        config.body_read_timeout,
-    );
+    // An extended CONNECT opens a tunnel (a WebSocket, RFC 8441): the
+    // service gets the upgrade, the stream's DATA frames are the tunnel's.
+    let extended_connect =
+        parts.method == Method::CONNECT && parts.extensions.get::<h2::ext::Protocol>().is_some();
+    let (body, tunnel) = if extended_connect {
+        let (on_upgrade, pending) = upgrade::offer();
+        parts.extensions.insert(on_upgrade);
+        (Incoming::empty(), Some(TunnelOffer { recv, pending }))
+    } else {
+        let body = Incoming::from_http2(
+            recv,
+            length,
+            config.limits.max_body_len,
+            config.body_read_timeout,
+        );
+        (body, None)
+    };
     if let Some(info) = info.filter(|_| config.connection_info) {
         info.insert_into(&mut parts.extensions);
     }
@@ -244,6 +272,7 @@ fn prepare(
         request: Request::from_parts(parts, body),
         respond,
         log,
+        tunnel,
     })
 }
 
@@ -288,6 +317,7 @@ async fn serve_stream<F, B, E>(
     future: F,
     mut respond: SendResponse<Bytes>,
     log: RequestLog,
+    tunnel: Option<(TunnelOffer, watch::Receiver<bool>)>,
     fields: ServerFieldValues,
     config: &Config,
     metrics: &Metrics,
@@ -340,6 +370,12 @@ where
     let status = response.status().as_u16();
     metrics.record_status(status);
     span.record("http.response.status_code", status);
+    if let Some((offer, stop)) = tunnel {
+        if response.status().is_success() {
+            open_tunnel(respond, response, offer, stop, &fields, config).await;
+            return StreamEnd::Answered;
+        }
+    }
     let sent = send_response(
         respond,
         response,
@@ -368,6 +404,33 @@ where
         );
     }
     StreamEnd::Answered
+}
+
+/// Answers an extended CONNECT with the service's `2xx` head and hands
+/// the stream to the service as an upgraded connection; returns once the
+/// service lets it go (or the client ends it).
+async fn open_tunnel<B>(
+    mut respond: SendResponse<Bytes>,
+    response: http::Response<B>,
+    offer: TunnelOffer,
+    stop: watch::Receiver<bool>,
+    fields: &ServerFieldValues,
+    config: &Config,
+) {
+    let (mut parts, _body) = response.into_parts();
+    fit_head(&mut parts.headers, fields, None);
+    let send = match respond.send_response(http::Response::from_parts(parts, ()), false) {
+        Ok(send) => send,
+        Err(e) => {
+            tracing::debug!(error = %e, "extended CONNECT answer failed");
+            return;
+        }
+    };
+    let tunnel: Box<dyn UpgradedIo> = Box::new(Tunnel::new(offer.recv, send));
+    let stream = Stream::with_options(tunnel, config.stream.clone());
+    if let Some(mut guard) = offer.pending.complete(stream, stop) {
+        guard.released().await;
+    }
 }
 
 /// The `date` value of a connection's responses, made once a second, and

@@ -38,6 +38,8 @@ pub struct Metrics {
     write_timeouts: AtomicU64,
     tls_handshakes: AtomicU64,
     tls_handshake_failures: AtomicU64,
+    http2_connections: AtomicU64,
+    http2_requests: AtomicU64,
     /// Responses by status code, indexed by `status - 100`.
     statuses: Box<[AtomicU64; 500]>,
 }
@@ -102,6 +104,11 @@ pub struct MetricsSnapshot {
     /// TLS handshakes that failed: a protocol error, the handshake
     /// deadline, or a client that spoke plain HTTP to the TLS port.
     pub tls_handshake_failures: u64,
+    /// Connections served over HTTP/2 (feature `http2`).
+    pub http2_connections: u64,
+    /// Requests served over HTTP/2 (also counted in
+    /// [`requests`](Self::requests)).
+    pub http2_requests: u64,
     /// Responses with a status of 400 or above.
     pub errors: u64,
 }
@@ -119,6 +126,8 @@ impl Default for Metrics {
             write_timeouts: AtomicU64::new(0),
             tls_handshakes: AtomicU64::new(0),
             tls_handshake_failures: AtomicU64::new(0),
+            http2_connections: AtomicU64::new(0),
+            http2_requests: AtomicU64::new(0),
             statuses: Box::new([const { AtomicU64::new(0) }; 500]),
         }
     }
@@ -180,6 +189,17 @@ impl Metrics {
         self.tls_handshake_failures.load(Relaxed)
     }
 
+    /// Connections served over HTTP/2 so far (feature `http2`).
+    pub fn http2_connections(&self) -> u64 {
+        self.http2_connections.load(Relaxed)
+    }
+
+    /// Requests served over HTTP/2 so far (also counted in
+    /// [`requests`](Self::requests)).
+    pub fn http2_requests(&self) -> u64 {
+        self.http2_requests.load(Relaxed)
+    }
+
     /// Responses sent with `status` so far.
     ///
     /// # Examples
@@ -232,6 +252,8 @@ impl Metrics {
             write_timeouts: self.write_timeouts(),
             tls_handshakes: self.tls_handshakes(),
             tls_handshake_failures: self.tls_handshake_failures(),
+            http2_connections: self.http2_connections(),
+            http2_requests: self.http2_requests(),
             errors: self.errors(),
         }
     }
@@ -239,6 +261,17 @@ impl Metrics {
     /// Counts one request whose head was read.
     pub(crate) fn record_request(&self) {
         self.requests.fetch_add(1, Relaxed);
+    }
+
+    /// Counts a connection that speaks HTTP/2.
+    pub(crate) fn record_http2_connection(&self) {
+        self.http2_connections.fetch_add(1, Relaxed);
+    }
+
+    /// Counts one request read over HTTP/2 (in the total too).
+    pub(crate) fn record_http2_request(&self) {
+        self.requests.fetch_add(1, Relaxed);
+        self.http2_requests.fetch_add(1, Relaxed);
     }
 
     /// Counts `n` bytes read from a client.
@@ -323,6 +356,16 @@ impl Metrics {
                 "ringstream_requests_total",
                 "Requests received.",
                 &self.requests,
+            ),
+            (
+                "ringstream_http2_requests_total",
+                "Requests received over HTTP/2.",
+                &self.http2_requests,
+            ),
+            (
+                "ringstream_http2_connections_total",
+                "Connections served over HTTP/2.",
+                &self.http2_connections,
             ),
             (
                 "ringstream_bytes_in_total",

@@ -538,3 +538,38 @@ async fn a_websocket_runs_over_an_http2_stream() {
         );
     }
 }
+
+/// At the connection cap, an HTTP/2 connection with no stream open is
+/// idle: a new client takes its slot, and it is closed (GOAWAY).
+#[tokio::test]
+async fn an_idle_http2_connection_gives_its_slot_to_a_new_client() {
+    let config = Config {
+        max_connections: 1,
+        ..Config::default()
+    };
+    let server = start(config).await;
+    let tcp = TcpStream::connect(server.addr).await.unwrap();
+    let (client, connection) = h2::client::handshake(tcp).await.unwrap();
+    let mut connection = tokio::spawn(connection);
+    let mut client = client.ready().await.unwrap();
+    let request = Request::get("http://localhost/first").body(()).unwrap();
+    let (response, _) = client.send_request(request, true).unwrap();
+    assert_eq!(response.await.unwrap().status(), StatusCode::OK);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), &mut connection)
+            .await
+            .is_err(),
+        "the connection ended by itself"
+    );
+
+    let mut tcp = TcpStream::connect(server.addr).await.unwrap();
+    tcp.write_all(b"GET /new HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    let ended = tokio::time::timeout(Duration::from_secs(5), connection).await;
+    assert!(ended.is_ok(), "the idle HTTP/2 connection kept its slot");
+    assert_eq!(server.metrics.connections_evicted(), 1);
+}

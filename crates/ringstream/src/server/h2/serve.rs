@@ -74,6 +74,9 @@ where
         // A client that sends no SETTINGS in time is closed quietly.
         Err(_) => return Ok(()),
     };
+    metrics.record_http2_connection();
+    // No stream open: the slot may go to a new client at the cap.
+    shutdown.slot().set_idle(unix_millis());
     let mut dates = Dates::new(config.server_header);
     let mut streams = FuturesUnordered::new();
     let mut idle = pin!(sleep_until(Deadline::now() + config.idle_timeout));
@@ -110,9 +113,13 @@ where
             }
             accepted = conn.accept() => match accepted {
                 Some(Ok((request, respond))) => {
-                    metrics.record_request();
-                    if streams.is_empty() {
-                        shutdown.slot().set_busy();
+                    metrics.record_http2_request();
+                    if streams.is_empty() && !shutdown.slot().set_busy() && !going_away {
+                        // The slot was promised to a new client just
+                        // before this stream came: it is served, and the
+                        // connection ends after it.
+                        conn.graceful_shutdown();
+                        going_away = true;
                     }
                     let fields = dates.now();
                     let stream = match prepare(request, respond, &config, info.as_ref(), &fields) {

@@ -82,13 +82,17 @@ const WINDOW: (u32, u32) = (1280, 900);
 
 /// Flags beyond `headless_chrome`'s `DEFAULT_ARGS`, headless mode, no
 /// sandbox (the tests run as root in CI) and no GPU: nothing in the browser
-/// reaches out to the network on its own.
-const EXTRA_FLAGS: [&str; 5] = [
+/// reaches out to the network on its own. The HTTPS page comes from
+/// `--tls-self-signed`, whose certificate is made after the browser has
+/// started: this profile trusts any certificate (it loads nothing but the
+/// test's own server).
+const EXTRA_FLAGS: [&str; 6] = [
     "--disable-quic",
     "--no-first-run",
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    "--ignore-certificate-errors",
 ];
 
 /// How often a condition in the page is checked again, in milliseconds.
@@ -403,9 +407,15 @@ fn find_chromium() -> Result<PathBuf, String> {
 /// [`dies_with_spawning_thread`]) and writes into pipes this process reads,
 /// its stderr passed on with a `server: ` prefix.
 fn start_server() -> (ChildGuard, SocketAddr) {
+    start_server_with(&[], "http")
+}
+
+/// `ringstream serve` with `args`, announcing a `scheme://` address.
+fn start_server_with(args: &[&str], scheme: &str) -> (ChildGuard, SocketAddr) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ringstream"));
     command
         .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(args)
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -433,13 +443,13 @@ fn start_server() -> (ChildGuard, SocketAddr) {
         }
     });
     let deadline = Instant::now() + Duration::from_secs(20);
-    let prefix = "ringstream listening on http://";
+    let prefix = format!("ringstream listening on {scheme}://");
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let line = rx
             .recv_timeout(left)
             .unwrap_or_else(|e| panic!("the server printed no `{prefix}ADDR` line: {e}"));
-        if let Some(addr) = line.strip_prefix(prefix) {
+        if let Some(addr) = line.strip_prefix(prefix.as_str()) {
             let addr: SocketAddr = addr
                 .trim()
                 .parse()
@@ -1005,6 +1015,29 @@ fn dashboard_shows_live_counters_chart_and_inverters_in_chromium() {
         "/events stats event",
     );
     let fallback_shown = eval(&fallback_tab, SNAPSHOT);
+
+    // The page over HTTPS, as browsers load it: HTTP/2 by ALPN, and live.
+    let (_tls_server, tls_addr) = start_server_with(&["--tls-self-signed"], "https");
+    let tls_url = format!("https://localhost:{}/", tls_addr.port());
+    let (tls_tab, tls_seen) = open_tab(browser, wait, None);
+    load(&tls_tab, &tls_seen, &tls_url);
+    let tls_deadline = Instant::now() + wait;
+    let protocol = eval(
+        &tls_tab,
+        r##"performance.getEntriesByType("navigation")[0].nextHopProtocol"##,
+    );
+    assert_eq!(protocol, "h2", "the HTTPS page's protocol");
+    wait_for_live_page(&tls_tab, tls_deadline);
+    let tls_shown = eval(&tls_tab, SNAPSHOT);
+    println!("HTTPS page over {protocol} shows {tls_shown}");
+    // Its WebSocket opened on the HTTP/2 connection (an extended CONNECT,
+    // RFC 8441: the route answers it).
+    assert_eq!(tls_shown["transport"], "via WebSocket", "{tls_shown}");
+    assert!(
+        tls_seen.lock().unwrap().errors.is_empty(),
+        "the HTTPS page reported errors: {}",
+        tls_seen.lock().unwrap().errors.join(" | ")
+    );
     let browser_secs = browser_started.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
     let _ = traffic.join();

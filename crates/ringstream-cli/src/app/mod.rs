@@ -11,7 +11,7 @@
 //! | `GET /bytes/{n}` | `n` bytes of a fixed pattern, from one shared block (no per-request copy) |
 //! | `POST /echo` | the request body streamed back as it arrives |
 //! | `POST /upload` | the body streamed through SHA-256: `{"bytes": N, "sha256": "…"}` |
-//! | `GET /ws/echo` | a WebSocket that sends every text and binary message back ([`websocket`]) |
+//! | `GET /ws/echo` | a WebSocket that sends every text and binary message back ([`websocket`]); over HTTP/2, the extended `CONNECT` of RFC 8441 opens each of the `/ws/…` sockets |
 //! | `GET /ws/live` | a WebSocket: the `/events` counters and the array's totals pushed once a second, commands from the page ([`websocket`]) |
 //! | `GET /ws/broadcast` | a WebSocket: every text and binary message a client sends goes to every client connected, through one [`ringstream::ws::Broadcaster`] ([`websocket`]) |
 //!
@@ -199,7 +199,7 @@ impl App {
         // (only GET, HEAD and POST are served, so the checks below, which
         // that case would pass, are left out of it).
         let route = Route::of(path, self.inner.static_dir.is_some());
-        let Some(route) = route.filter(|route| route.serves(method)) else {
+        let Some(route) = route.filter(|route| route.serves(method, req.version())) else {
             return Routed::Now(refuse(method, path, route));
         };
         Routed::Now(match route {
@@ -630,7 +630,10 @@ mod tests {
             assert_eq!(allow, expected, "{route:?}");
             for method in &methods {
                 let listed = allow.split(", ").any(|m| m == method.as_str());
-                let served = route.serves(method) || *method == Method::OPTIONS;
+                // Over HTTP/1.1, as `Allow` describes the resource; HTTP/2's
+                // extended CONNECT is checked below.
+                let served =
+                    route.serves(method, http::Version::HTTP_11) || *method == Method::OPTIONS;
                 assert_eq!(listed, served, "{route:?} {method}");
                 // The server's `Allow` is the union of the routes'.
                 if listed {
@@ -642,6 +645,15 @@ mod tests {
             }
         }
         assert_eq!(ALLOW_SERVER, "GET, HEAD, POST, OPTIONS");
+        // HTTP/2's extended CONNECT opens the WebSockets, and nothing else.
+        for route in routes {
+            let websocket = matches!(route, Route::WsEcho | Route::WsLive | Route::WsBroadcast);
+            assert_eq!(
+                route.serves(&Method::CONNECT, http::Version::HTTP_2),
+                websocket
+            );
+            assert!(!route.serves(&Method::CONNECT, http::Version::HTTP_11));
+        }
     }
 
     /// `LiveTotals` are the `total` of `/api/livedata` at the same moment.

@@ -79,12 +79,16 @@ impl Route {
 
     /// Whether the route answers `method` with a resource (`OPTIONS` is
     /// answered for every route, by [`options`]).
-    pub(super) fn serves(self, method: &Method) -> bool {
+    pub(super) fn serves(self, method: &Method, version: http::Version) -> bool {
         match self {
             Route::Echo | Route::Upload => method == Method::POST,
             // Any `GET`, handshake or not: one that is not gets the
             // handshake's refusal (`426`, `400`), which names what is missing.
-            Route::WsEcho | Route::WsLive | Route::WsBroadcast => method == Method::GET,
+            // Over HTTP/2 a WebSocket opens with an extended `CONNECT` (RFC
+            // 8441), which browsers use on HTTP/2 pages.
+            Route::WsEcho | Route::WsLive | Route::WsBroadcast => {
+                method == Method::GET || is_extended_connect(method, version)
+            }
             _ => method == Method::GET || method == Method::HEAD,
         }
     }
@@ -114,6 +118,12 @@ pub(super) fn refuse(method: &Method, path: &str, route: Option<Route>) -> Respo
         Some(route) if method == Method::OPTIONS => options(route.allow()),
         Some(route) => method_not_allowed(route.allow()),
     }
+}
+
+/// Whether a request is a `CONNECT` over HTTP/2, which opens a WebSocket
+/// there (RFC 8441: the handshake checks its `:protocol`).
+fn is_extended_connect(method: &Method, version: http::Version) -> bool {
+    method == Method::CONNECT && version == http::Version::HTTP_2
 }
 
 /// Whether `method` is one RFC 9110 §9 defines (or PATCH, RFC 5789).

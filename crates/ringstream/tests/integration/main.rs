@@ -11,6 +11,7 @@ mod common;
 mod error;
 mod examples;
 mod fs;
+mod grpc;
 mod http2;
 mod http2_frames;
 mod server_body_limit;

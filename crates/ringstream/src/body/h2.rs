@@ -6,31 +6,34 @@
 
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
-use std::time::Duration;
 
 use h2::RecvStream;
-use tokio::time::{sleep, Sleep};
+use tokio::time::{sleep_until, Instant, Sleep};
 
+use super::deadline::BodyDeadlines;
 use super::piece::BodyPiece;
 use super::source::DirectSource;
 use super::{Incoming, Kind};
 use crate::error::{Error, Timeout};
 
-/// The DATA frames of one stream, under a per-read deadline and the
+/// The DATA frames of one stream, under the body deadlines and the
 /// server's body limit.
 struct Http2Source {
     recv: RecvStream,
     /// The most body bytes the stream may carry.
     max_len: u64,
     received: u64,
-    /// How long one read may wait for data.
-    read_timeout: Duration,
-    /// The deadline of the read under way; armed when a read has to wait.
-    deadline: Option<Pin<Box<Sleep>>>,
+    deadlines: BodyDeadlines,
+    /// When the body was first read.
+    started: Option<Instant>,
+    /// The deadline of the read under way, and the timeout it ends in;
+    /// armed when a read has to wait.
+    deadline: Option<(Pin<Box<Sleep>>, Timeout)>,
 }
 
 impl DirectSource for Http2Source {
     fn poll_pull(&mut self, cx: &mut Context<'_>) -> Poll<Result<BodyPiece, Error>> {
+        self.started.get_or_insert_with(Instant::now);
         let data = if self.recv.is_end_stream() {
             None
         } else {
@@ -60,26 +63,28 @@ impl DirectSource for Http2Source {
 }
 
 impl Http2Source {
-    /// No data yet: wait under the read deadline.
+    /// No data yet: wait under the body deadlines.
     fn wait(&mut self, cx: &mut Context<'_>) -> Poll<Result<BodyPiece, Error>> {
-        let timeout = self.read_timeout;
-        let deadline = self
-            .deadline
-            .get_or_insert_with(|| Box::pin(sleep(timeout)));
+        let now = Instant::now();
+        let started = *self.started.get_or_insert(now);
+        let (deadline, why) = self.deadline.get_or_insert_with(|| {
+            let (at, why) = self.deadlines.next(now, started, self.received);
+            (Box::pin(sleep_until(at)), why)
+        });
         ready!(deadline.as_mut().poll(cx));
-        Poll::Ready(Err(Error::TimedOut(Timeout::RequestBodyRead)))
+        Poll::Ready(Err(Error::TimedOut(*why)))
     }
 }
 
 impl Incoming {
     /// The body of an HTTP/2 request: `length` from its `content-length`
-    /// (which `h2` holds the DATA frames to), at most `max_len` bytes, each
-    /// read waiting at most `read_timeout`.
+    /// (which `h2` holds the DATA frames to), at most `max_len` bytes, its
+    /// reads under `deadlines`.
     pub(crate) fn from_http2(
         recv: RecvStream,
         length: Option<u64>,
         max_len: u64,
-        read_timeout: Duration,
+        deadlines: BodyDeadlines,
     ) -> Incoming {
         if recv.is_end_stream() {
             return Incoming::empty();
@@ -88,7 +93,8 @@ impl Incoming {
             recv,
             max_len,
             received: 0,
-            read_timeout,
+            deadlines,
+            started: None,
             deadline: None,
         };
         Incoming::with_kind(Kind::Direct(Box::new(source)), length)

@@ -35,6 +35,7 @@ use crate::error::Error;
 use crate::stream::Stream;
 
 mod channel;
+mod deadline;
 mod foreign;
 #[cfg(feature = "http2")]
 mod h2;
@@ -43,6 +44,7 @@ mod scan;
 mod source;
 
 pub(crate) use channel::{BodySender, Shared};
+pub(crate) use deadline::BodyDeadlines;
 pub(crate) use piece::BodyPiece;
 use source::DirectSource;
 pub use source::LARGE_BODY_READ;

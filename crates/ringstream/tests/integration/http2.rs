@@ -52,8 +52,18 @@ async fn app(mut req: Request<Incoming>) -> Result<Response<Body>, std::io::Erro
         }
         "/echo" => {
             let mut received = Vec::new();
-            while let Some(piece) = req.body_mut().read_partial(64 * 1024).await.unwrap() {
-                received.extend_from_slice(&piece);
+            loop {
+                match req.body_mut().read_partial(64 * 1024).await {
+                    Ok(Some(piece)) => received.extend_from_slice(&piece),
+                    Ok(None) => break,
+                    // A body that failed (a deadline, a limit): its status.
+                    Err(e) => {
+                        let mut refused = Response::new(full(e.to_string()));
+                        *refused.status_mut() =
+                            StatusCode::from_u16(e.status().unwrap_or(500)).unwrap();
+                        return Ok(refused);
+                    }
+                }
             }
             let mut response = Response::new(full(received));
             if let Some(trailers) = req.body().trailers() {
@@ -572,4 +582,59 @@ async fn an_idle_http2_connection_gives_its_slot_to_a_new_client() {
     let ended = tokio::time::timeout(Duration::from_secs(5), connection).await;
     assert!(ended.is_ok(), "the idle HTTP/2 connection kept its slot");
     assert_eq!(server.metrics.connections_evicted(), 1);
+}
+
+/// A stream whose body stops coming fails its read after
+/// `body_read_timeout` (408), and one that trickles slower than
+/// `body_min_rate` fails at its rate; the connection serves on.
+#[tokio::test]
+async fn a_stalled_or_trickling_body_times_out() {
+    let config = Config {
+        body_read_timeout: Duration::from_millis(300),
+        body_min_rate: 0,
+        ..Config::default()
+    };
+    let server = start(config).await;
+    let mut client = h2c(server.addr).await;
+    let request = Request::post("http://localhost/echo").body(()).unwrap();
+    let (response, mut send) = client.send_request(request, false).unwrap();
+    send.send_data(Bytes::from_static(b"a start"), false)
+        .unwrap();
+    let response = tokio::time::timeout(Duration::from_secs(5), response)
+        .await
+        .expect("the stalled body was waited for forever")
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
+    let text = String::from_utf8(common::h2_body(response.into_body()).await).unwrap();
+    assert!(text.contains("request body read"), "{text}");
+
+    // 10 bytes every 100 ms: 100 bytes/s, under the 1,000 allowed.
+    let config = Config {
+        body_read_timeout: Duration::from_millis(300),
+        body_min_rate: 1000,
+        ..Config::default()
+    };
+    let server = start(config).await;
+    let mut client = h2c(server.addr).await;
+    let request = Request::post("http://localhost/echo").body(()).unwrap();
+    let (response, mut send) = client.send_request(request, false).unwrap();
+    let trickle = tokio::spawn(async move {
+        for _ in 0..50 {
+            if send
+                .send_data(Bytes::from_static(b"0123456789"), false)
+                .is_err()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let response = tokio::time::timeout(Duration::from_secs(5), response)
+        .await
+        .expect("the trickle was waited for to its end")
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
+    let text = String::from_utf8(common::h2_body(response.into_body()).await).unwrap();
+    assert!(text.contains("too slow"), "{text}");
+    trickle.abort();
 }

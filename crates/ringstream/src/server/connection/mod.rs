@@ -247,13 +247,12 @@ where
         // 2. The request body, fed by the pump from here on.
         let (body, mut pump) = BodyPump::new(&exchange, &self.config);
         let info = self.info.as_ref().filter(|_| self.config.connection_info);
-        let mut request = match self.head.build_request(&spans, &head, info, body) {
-            Ok(request) => request,
-            Err((status, why)) => {
-                self.reject(status, &why).await;
-                return Ok(AfterResponse::Close);
-            }
-        };
+        let mut request = http::Request::new(body);
+        if let Err((status, why)) = self.head.build_request(&spans, &head, info, &mut request) {
+            drop(request);
+            self.reject(status, &why).await;
+            return Ok(AfterResponse::Close);
+        }
         // For log lines: the request line as it arrived (the request itself
         // shares these bytes, so keeping them costs nothing).
         let method = LossyText(head.get(spans.method.0..spans.method.0 + spans.method.1));

@@ -51,19 +51,17 @@ pub(super) fn give_fields(mut spans: FieldSpans) {
     let _ = FIELDS.try_with(|slots| pool::give(slots, spans));
 }
 
-/// An empty map with room for `fields` fields: a kept one, or a new one.
-pub(super) fn take(fields: usize) -> HeaderMap {
+/// Gives the empty `map` room for `fields` fields: a kept map takes its
+/// place, or it makes room itself.
+pub(super) fn make_room(map: &mut HeaderMap, fields: usize) {
     let kept = SPARE
         .try_with(|slots| pool::take(slots, 0, HeaderMap::capacity))
         .ok()
         .flatten();
-    match kept {
-        Some(mut map) => {
-            map.reserve(fields);
-            map
-        }
-        None => HeaderMap::with_capacity(fields),
+    if let Some(kept) = kept {
+        *map = kept;
     }
+    map.reserve(fields);
 }
 
 /// Keeps `map`, emptied, for a later request (unless it grew unusually
@@ -92,11 +90,16 @@ mod tests {
         map.insert(HOST, "a".parse().unwrap());
         let room = map.capacity();
         give(map);
-        let again = take(1);
+        let mut again = HeaderMap::new();
+        make_room(&mut again, 1);
         assert!(again.is_empty());
         assert_eq!(again.capacity(), room);
-        // Nothing kept: a new map.
-        assert_eq!(take(0).capacity(), 0);
+        // Nothing kept: the map makes room itself.
+        let mut new = HeaderMap::new();
+        make_room(&mut new, 0);
+        assert_eq!(new.capacity(), 0);
+        make_room(&mut new, 3);
+        assert!(new.capacity() >= 3);
     }
 
     #[test]

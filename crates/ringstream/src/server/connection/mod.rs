@@ -38,6 +38,7 @@ mod trace;
 mod write;
 
 use std::future::poll_fn;
+use std::pin::pin;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -277,10 +278,13 @@ where
             self.reject(503, &"service not ready").await;
             return Ok(AfterResponse::Close);
         }
-        let future = self.service.call(request);
-        let outcome =
+        // Pinned where it is made; dropped with this block, once it has
+        // answered (as a future that holds something until then expects).
+        let outcome = {
+            let future = pin!(self.service.call(request));
             service::await_response(&mut self.stream, future, &mut pump, &mut exchange, &span)
-                .await;
+                .await
+        };
         let response = match outcome {
             Ok(Ok(response)) => response,
             failed => {

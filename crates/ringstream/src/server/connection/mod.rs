@@ -282,8 +282,7 @@ where
         // answered (as a future that holds something until then expects).
         let outcome = {
             let future = pin!(self.service.call(request));
-            service::await_response(&mut self.stream, future, &mut pump, &mut exchange, &span)
-                .await
+            service::await_response(&mut self.stream, future, &mut pump, &mut exchange, &span).await
         };
         let response = match outcome {
             Ok(Ok(response)) => response,

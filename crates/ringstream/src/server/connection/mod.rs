@@ -246,7 +246,8 @@ where
         let head = self.stream.split_buffered(spans.head_len);
         let mut exchange = spans.exchange;
         // 2. The request body, fed by the pump from here on.
-        let (body, mut pump) = BodyPump::new(&exchange, &self.config);
+        let mut pump = BodyPump::new(&exchange, &self.config);
+        let body = pump.body(&exchange);
         let info = self.info.as_ref().filter(|_| self.config.connection_info);
         let mut request = http::Request::new(body);
         if let Err((status, why)) = self.head.build_request(&spans, &head, info, &mut request) {

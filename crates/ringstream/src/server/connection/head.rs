@@ -61,6 +61,9 @@ pub(super) struct HeadReader {
     /// No request has been read yet: the first one is awaited under the
     /// head deadline set at the start.
     awaiting_first: bool,
+    /// An eighth of the idle timeout, in milliseconds: how far the idle
+    /// deadline may drift before it is pushed back.
+    idle_eighth_millis: u64,
 }
 
 impl HeadReader {
@@ -72,6 +75,8 @@ impl HeadReader {
             timer_polled: false,
             idle_pushed_millis: 0,
             awaiting_first: true,
+            idle_eighth_millis: u64::try_from((config.idle_timeout / 8).as_millis())
+                .unwrap_or(u64::MAX),
         }
     }
 
@@ -181,12 +186,12 @@ impl HeadReader {
     /// passed). An idle connection is closed after 7/8 to 8/8 of the
     /// timeout.
     fn push_back_idle_deadline(&mut self, config: &Config, dated_millis: u64) {
-        let idle_timeout = config.idle_timeout;
-        let eighth = idle_timeout / 8;
         let since_push = dated_millis.wrapping_sub(self.idle_pushed_millis);
-        if self.idle_pushed_millis != 0 && since_push < eighth.as_millis() as u64 {
+        if self.idle_pushed_millis != 0 && since_push < self.idle_eighth_millis {
             return;
         }
+        let idle_timeout = config.idle_timeout;
+        let eighth = idle_timeout / 8;
         let now = tokio::time::Instant::now();
         let wanted = now + idle_timeout;
         let current = self.timer.deadline();

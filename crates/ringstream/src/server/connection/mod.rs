@@ -309,7 +309,9 @@ where
             length = Some(0);
         }
         let status = parts.status.as_u16();
-        let encoder = match self.start_response(parts, length, &mut exchange, &pump) {
+        let head_written = self.start_response(&mut parts, length, &mut exchange, &pump);
+        drop(parts);
+        let encoder = match head_written {
             Ok(encoder) => encoder,
             Err(e) => {
                 tracing::error!(%method, %uri, status, error = %e, "response head rejected");
@@ -371,7 +373,7 @@ where
     /// the response's field map for the next request.
     fn start_response(
         &mut self,
-        parts: http::response::Parts,
+        parts: &mut http::response::Parts,
         body_length: Option<u64>,
         exchange: &mut Exchange,
         pump: &BodyPump,
@@ -393,7 +395,7 @@ where
             &parts.headers,
             body_length,
         )?;
-        reuse::give(parts.headers);
+        reuse::give(&mut parts.headers);
         self.metrics.record_status(status);
         Ok(encoder)
     }

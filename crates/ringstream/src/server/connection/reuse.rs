@@ -64,12 +64,14 @@ pub(super) fn make_room(map: &mut HeaderMap, fields: usize) {
     map.reserve(fields);
 }
 
-/// Keeps `map`, emptied, for a later request (unless it grew unusually
-/// large or the thread keeps enough).
-pub(super) fn give(mut map: HeaderMap) {
+/// Takes `map`, emptied, to keep for a later request (unless it has no
+/// room, grew unusually large, or the thread keeps enough); a map left
+/// where it is is dropped with its response.
+pub(super) fn give(map: &mut HeaderMap) {
     if map.capacity() == 0 || map.capacity() > MAX_CAPACITY {
         return;
     }
+    let mut map = std::mem::take(map);
     map.clear();
     let _ = SPARE.try_with(|slots| pool::give(slots, map));
 }
@@ -89,7 +91,7 @@ mod tests {
         let mut map = HeaderMap::with_capacity(8);
         map.insert(HOST, "a".parse().unwrap());
         let room = map.capacity();
-        give(map);
+        give(&mut map);
         let mut again = HeaderMap::new();
         make_room(&mut again, 1);
         assert!(again.is_empty());
@@ -124,7 +126,7 @@ mod tests {
     fn a_large_map_is_not_kept() {
         let mut map = HeaderMap::with_capacity(MAX_CAPACITY * 4);
         map.insert(CONTENT_TYPE, "text/plain".parse().unwrap());
-        give(map);
+        give(&mut map);
         assert!(SPARE.with(|slots| {
             slots.iter().all(|slot| {
                 let kept = slot.take();

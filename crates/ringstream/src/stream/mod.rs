@@ -272,6 +272,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         Ok(())
     }
 
+    #[inline]
     fn check_buffered(&self, n: usize) -> Result<(), Error> {
         let buffered = self.read_buf.len();
         if n > buffered {
@@ -289,6 +290,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     ///
     /// Panics if `n > self.buffered().len()`;
     /// [`try_split_buffered`](Self::try_split_buffered) does not.
+    #[inline]
     pub fn split_buffered(&mut self, n: usize) -> Bytes {
         match self.try_split_buffered(n) {
             Ok(bytes) => bytes,
@@ -302,6 +304,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     ///
     /// [`Error::NotBuffered`] when fewer than `n` bytes are buffered;
     /// nothing is taken then.
+    #[inline]
     pub fn try_split_buffered(&mut self, n: usize) -> Result<Bytes, Error> {
         self.check_buffered(n)?;
         Ok(self.read_buf.split_to(n).freeze())

@@ -101,15 +101,15 @@ pub(super) fn is_host_port(v: &[u8], port_required: bool) -> bool {
             _ => return false,
         }
     } else {
-        let (host, port) = match v.iter().position(|&b| b == b':') {
-            Some(c) => (
-                v.get(..c).unwrap_or_default(),
-                Some(v.get(c + 1..).unwrap_or_default()),
-            ),
-            None => (v, None),
+        // One pass over the reg-name up to the first `:`, which `REG_NAME`
+        // does not hold and no escape holds either.
+        let host_len = uri_run(v, &REG_NAME);
+        let port = match v.get(host_len) {
+            None => None,
+            Some(b':') => Some(v.get(host_len + 1..).unwrap_or_default()),
+            Some(_) => return false,
         };
-        let ok = !host.is_empty() && is_uri_chars(host, &REG_NAME);
-        (ok, port)
+        (host_len > 0, port)
     };
     if !host_ok {
         return false;
@@ -126,23 +126,27 @@ fn is_path_query(s: &[u8]) -> bool {
     is_uri_chars(s, &PATH_QUERY)
 }
 
-/// Whether every byte of `s` is `allowed` or starts a `%XX` escape.
-fn is_uri_chars(s: &[u8], allowed: &[bool; 256]) -> bool {
+/// The length of the longest prefix of `s` whose bytes are `allowed` or
+/// form `%XX` escapes.
+#[inline]
+fn uri_run(s: &[u8], allowed: &[bool; 256]) -> usize {
+    let hex = |j: usize| s.get(j).is_some_and(u8::is_ascii_hexdigit);
     let mut i = 0;
     while let Some(&b) = s.get(i) {
         if allowed[usize::from(b)] {
             i += 1;
-        } else if b == b'%' {
-            let hex = |j: usize| s.get(j).is_some_and(u8::is_ascii_hexdigit);
-            if !(hex(i + 1) && hex(i + 2)) {
-                return false;
-            }
+        } else if b == b'%' && hex(i + 1) && hex(i + 2) {
             i += 3;
         } else {
-            return false;
+            break;
         }
     }
-    true
+    i
+}
+
+/// Whether every byte of `s` is `allowed` or starts a `%XX` escape.
+fn is_uri_chars(s: &[u8], allowed: &[bool; 256]) -> bool {
+    uri_run(s, allowed) == s.len()
 }
 
 /// The bytes that stand for themselves in a path and query: `pchar`
@@ -195,6 +199,68 @@ mod tests {
             assert_eq!(REG_NAME[usize::from(b)], base, "{b:#04x}");
             let path = base || matches!(b, b':' | b'@' | b'/' | b'?');
             assert_eq!(PATH_QUERY[usize::from(b)], path, "{b:#04x}");
+        }
+    }
+
+    /// The one-pass host check answers as splitting at the first `:` and
+    /// checking the host whole does.
+    #[test]
+    fn host_port_matches_a_split_at_the_first_colon() {
+        fn split_first(v: &[u8], port_required: bool) -> bool {
+            let (host, port) = match v.iter().position(|&b| b == b':') {
+                Some(c) => (&v[..c], Some(&v[c + 1..])),
+                None => (v, None),
+            };
+            if host.is_empty() || !is_uri_chars(host, &REG_NAME) {
+                return false;
+            }
+            match port {
+                None | Some([]) => !port_required,
+                Some(p) => p.len() <= 5 && parse_decimal(p).is_some_and(|n| n <= 65535),
+            }
+        }
+        let pieces: [&[u8]; 14] = [
+            b"a",
+            b"Z9",
+            b":",
+            b"%",
+            b"%4",
+            b"%4f",
+            b"%g0",
+            b"80",
+            b"65535",
+            b"99999",
+            b"-._~",
+            b"!$&'()*+,;=",
+            b" ",
+            b"\xff",
+        ];
+        let check = |v: &[u8]| {
+            for required in [false, true] {
+                assert_eq!(
+                    is_host_port(v, required),
+                    split_first(v, required),
+                    "{v:?} {required}"
+                );
+            }
+        };
+        let mut buf = [0u8; 36];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    let mut len = 0;
+                    for piece in [a, b, c] {
+                        buf[len..len + piece.len()].copy_from_slice(piece);
+                        len += piece.len();
+                    }
+                    check(&buf[..len]);
+                }
+            }
+        }
+        for b in 0..=255u8 {
+            for v in [&[b][..], &[b'a', b], &[b'a', b, b'1'], &[b'a', b':', b]] {
+                check(v);
+            }
         }
     }
 

@@ -40,14 +40,13 @@ pub(super) struct BodyPump {
 pub(super) struct BodyFailure(pub(super) Error);
 
 impl BodyPump {
-    /// The request body of `exchange`, for the service, and the pump that
-    /// feeds it.
-    pub(super) fn new(exchange: &Exchange, config: &Config) -> (Incoming, BodyPump) {
-        let framing = exchange.body_framing();
-        let mut pump = BodyPump {
+    /// The pump that feeds the request body of `exchange`; the body itself
+    /// is then taken with [`body`](Self::body).
+    pub(super) fn new(exchange: &Exchange, config: &Config) -> BodyPump {
+        BodyPump {
             sender: None,
             decoder: exchange.decoder(config.limits),
-            complete: framing.is_empty(),
+            complete: exchange.body_framing().is_empty(),
             timer: None,
             timer_armed: false,
             timeout: config.body_read_timeout,
@@ -55,13 +54,17 @@ impl BodyPump {
             started: None,
             received: 0,
             total: config.body_timeout,
-        };
-        if pump.complete {
-            return (Incoming::empty(), pump);
+        }
+    }
+
+    /// The request body of `exchange`, for the service (once).
+    pub(super) fn body(&mut self, exchange: &Exchange) -> Incoming {
+        if self.complete {
+            return Incoming::empty();
         }
         let (sender, shared) = BodySender::new();
-        pump.sender = Some(sender);
-        (Incoming::channel(shared, framing.length()), pump)
+        self.sender = Some(sender);
+        Incoming::channel(shared, exchange.body_framing().length())
     }
 
     /// What became of the body, for the connection rules.
@@ -82,6 +85,7 @@ impl BodyPump {
 
     /// Feed the request body if it asked for data. `Ok(true)`: something was
     /// handed over (poll the service again).
+    #[inline]
     pub(super) fn poll<T>(
         &mut self,
         stream: &mut Stream<T>,
@@ -92,10 +96,23 @@ impl BodyPump {
         T: AsyncRead + AsyncWrite + Unpin,
     {
         // No body, or the service is done with it: nothing to feed (the
-        // common case, checked first).
+        // common case, checked first, where the pump is polled).
         if self.sender.is_none() {
             return Ok(false);
         }
+        self.feed(stream, exchange, cx)
+    }
+
+    /// [`poll`](Self::poll) with a body to feed.
+    fn feed<T>(
+        &mut self,
+        stream: &mut Stream<T>,
+        exchange: &mut Exchange,
+        cx: &mut Context<'_>,
+    ) -> Result<bool, BodyFailure>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
         if self.total.is_some() {
             if let Some(failure) = self.past_total() {
                 return Err(failure);

@@ -67,6 +67,9 @@ pub(super) struct HeadReader {
     /// No request has been read yet: the first one is awaited under the
     /// head deadline set at the start.
     awaiting_first: bool,
+    /// An eighth of the idle timeout, in milliseconds: how far the idle
+    /// deadline may drift before it is pushed back.
+    idle_eighth_millis: u64,
 }
 
 impl HeadReader {
@@ -78,6 +81,8 @@ impl HeadReader {
             timer_polled: false,
             idle_pushed_millis: 0,
             awaiting_first: true,
+            idle_eighth_millis: u64::try_from((config.idle_timeout / 8).as_millis())
+                .unwrap_or(u64::MAX),
         }
     }
 
@@ -208,12 +213,12 @@ impl HeadReader {
     /// passed). An idle connection is closed after 7/8 to 8/8 of the
     /// timeout.
     fn push_back_idle_deadline(&mut self, config: &Config, dated_millis: u64) {
-        let idle_timeout = config.idle_timeout;
-        let eighth = idle_timeout / 8;
         let since_push = dated_millis.wrapping_sub(self.idle_pushed_millis);
-        if self.idle_pushed_millis != 0 && since_push < eighth.as_millis() as u64 {
+        if self.idle_pushed_millis != 0 && since_push < self.idle_eighth_millis {
             return;
         }
+        let idle_timeout = config.idle_timeout;
+        let eighth = idle_timeout / 8;
         let now = tokio::time::Instant::now();
         let wanted = now + idle_timeout;
         let current = self.timer.deadline();
@@ -290,23 +295,31 @@ impl HeadReader {
         }))
     }
 
-    /// Turn the head bytes into an `http::Request` with `body`, sharing them
-    /// (the target and the field values are slices of the head, not
-    /// copies); `info` goes into its extensions.
+    /// Turn the head bytes into the parts of `request` (made with its body
+    /// by the caller, so that it is built where it stays and not moved
+    /// once more), sharing them (the target and the field values are
+    /// slices of the head, not copies); `info` goes into its extensions.
     pub(super) fn build_request<B>(
         &mut self,
         spans: &HeadSpans,
         head: &Bytes,
         info: Option<&ConnectionInfo>,
-        body: B,
-    ) -> Result<Request<B>, (u16, &'static str)> {
+        request: &mut Request<B>,
+    ) -> Result<(), (u16, &'static str)> {
         let bytes = |(at, len): Span| head.get(at..at + len).unwrap_or_default();
         let shared = |(at, len): Span| head.slice(at..at + len);
-        let method =
+        *request.method_mut() =
             Method::from_bytes(bytes(spans.method)).map_err(|_| (400, "invalid method"))?;
-        let uri = Uri::from_maybe_shared(shared(spans.target))
+        *request.uri_mut() = Uri::from_maybe_shared(shared(spans.target))
             .map_err(|_| (400, "invalid request target"))?;
-        let mut headers = reuse::take(self.fields.len());
+        *request.version_mut() = match spans.exchange.version() {
+            Version::Http10 => http::Version::HTTP_10,
+            Version::Http11 => http::Version::HTTP_11,
+        };
+        // The fields go straight into the request's own (empty) map, or a
+        // kept one put in its place.
+        let headers = request.headers_mut();
+        reuse::make_room(headers, self.fields.len());
         for &(name, value) in &self.fields {
             let name =
                 field_names::header_name(bytes(name)).map_err(|_| (400, "invalid field name"))?;
@@ -324,18 +337,10 @@ impl HeadReader {
         // The spans go back to the thread once read: a connection that
         // waits for its next request holds none.
         reuse::give_fields(std::mem::take(&mut self.fields));
-        let mut request = Request::new(body);
-        *request.method_mut() = method;
-        *request.uri_mut() = uri;
-        *request.version_mut() = match spans.exchange.version() {
-            Version::Http10 => http::Version::HTTP_10,
-            Version::Http11 => http::Version::HTTP_11,
-        };
-        *request.headers_mut() = headers;
         if let Some(info) = info {
             insert_info(request.extensions_mut(), info);
         }
-        Ok(request)
+        Ok(())
     }
 }
 

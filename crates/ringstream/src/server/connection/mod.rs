@@ -38,6 +38,7 @@ mod trace;
 mod write;
 
 use std::future::poll_fn;
+use std::pin::pin;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -290,15 +291,15 @@ where
         let head = self.stream.split_buffered(spans.head_len);
         let mut exchange = spans.exchange;
         // 2. The request body, fed by the pump from here on.
-        let (body, mut pump) = BodyPump::new(&exchange, &self.config);
+        let mut pump = BodyPump::new(&exchange, &self.config);
+        let body = pump.body(&exchange);
         let info = self.info.as_ref().filter(|_| self.config.connection_info);
-        let mut request = match self.head.build_request(&spans, &head, info, body) {
-            Ok(request) => request,
-            Err((status, why)) => {
-                self.reject(status, &why).await;
-                return Ok(AfterResponse::Close);
-            }
-        };
+        let mut request = http::Request::new(body);
+        if let Err((status, why)) = self.head.build_request(&spans, &head, info, &mut request) {
+            drop(request);
+            self.reject(status, &why).await;
+            return Ok(AfterResponse::Close);
+        }
         // For log lines: the request line as it arrived (the request itself
         // shares these bytes, so keeping them costs nothing).
         let method = LossyText(head.get(spans.method.0..spans.method.0 + spans.method.1));
@@ -323,10 +324,12 @@ where
             self.reject(503, &"service not ready").await;
             return Ok(AfterResponse::Close);
         }
-        let future = self.service.call(request);
-        let outcome =
-            service::await_response(&mut self.stream, future, &mut pump, &mut exchange, &span)
-                .await;
+        // Pinned where it is made; dropped with this block, once it has
+        // answered (as a future that holds something until then expects).
+        let outcome = {
+            let future = pin!(self.service.call(request));
+            service::await_response(&mut self.stream, future, &mut pump, &mut exchange, &span).await
+        };
         let response = match outcome {
             Ok(Ok(response)) => response,
             failed => {
@@ -351,7 +354,9 @@ where
             length = Some(0);
         }
         let status = parts.status.as_u16();
-        let encoder = match self.start_response(parts, length, &mut exchange, &pump) {
+        let head_written = self.start_response(&mut parts, length, &mut exchange, &pump);
+        drop(parts);
+        let encoder = match head_written {
             Ok(encoder) => encoder,
             Err(e) => {
                 tracing::error!(%method, %uri, status, error = %e, "response head rejected");
@@ -413,7 +418,7 @@ where
     /// the response's field map for the next request.
     fn start_response(
         &mut self,
-        parts: http::response::Parts,
+        parts: &mut http::response::Parts,
         body_length: Option<u64>,
         exchange: &mut Exchange,
         pump: &BodyPump,
@@ -435,7 +440,7 @@ where
             &parts.headers,
             body_length,
         )?;
-        reuse::give(parts.headers);
+        reuse::give(&mut parts.headers);
         self.metrics.record_status(status);
         Ok(encoder)
     }

@@ -51,27 +51,27 @@ pub(super) fn give_fields(mut spans: FieldSpans) {
     let _ = FIELDS.try_with(|slots| pool::give(slots, spans));
 }
 
-/// An empty map with room for `fields` fields: a kept one, or a new one.
-pub(super) fn take(fields: usize) -> HeaderMap {
+/// Gives the empty `map` room for `fields` fields: a kept map takes its
+/// place, or it makes room itself.
+pub(super) fn make_room(map: &mut HeaderMap, fields: usize) {
     let kept = SPARE
         .try_with(|slots| pool::take(slots, 0, HeaderMap::capacity))
         .ok()
         .flatten();
-    match kept {
-        Some(mut map) => {
-            map.reserve(fields);
-            map
-        }
-        None => HeaderMap::with_capacity(fields),
+    if let Some(kept) = kept {
+        *map = kept;
     }
+    map.reserve(fields);
 }
 
-/// Keeps `map`, emptied, for a later request (unless it grew unusually
-/// large or the thread keeps enough).
-pub(super) fn give(mut map: HeaderMap) {
+/// Takes `map`, emptied, to keep for a later request (unless it has no
+/// room, grew unusually large, or the thread keeps enough); a map left
+/// where it is is dropped with its response.
+pub(super) fn give(map: &mut HeaderMap) {
     if map.capacity() == 0 || map.capacity() > MAX_CAPACITY {
         return;
     }
+    let mut map = std::mem::take(map);
     map.clear();
     let _ = SPARE.try_with(|slots| pool::give(slots, map));
 }
@@ -91,12 +91,17 @@ mod tests {
         let mut map = HeaderMap::with_capacity(8);
         map.insert(HOST, "a".parse().unwrap());
         let room = map.capacity();
-        give(map);
-        let again = take(1);
+        give(&mut map);
+        let mut again = HeaderMap::new();
+        make_room(&mut again, 1);
         assert!(again.is_empty());
         assert_eq!(again.capacity(), room);
-        // Nothing kept: a new map.
-        assert_eq!(take(0).capacity(), 0);
+        // Nothing kept: the map makes room itself.
+        let mut new = HeaderMap::new();
+        make_room(&mut new, 0);
+        assert_eq!(new.capacity(), 0);
+        make_room(&mut new, 3);
+        assert!(new.capacity() >= 3);
     }
 
     #[test]
@@ -121,7 +126,7 @@ mod tests {
     fn a_large_map_is_not_kept() {
         let mut map = HeaderMap::with_capacity(MAX_CAPACITY * 4);
         map.insert(CONTENT_TYPE, "text/plain".parse().unwrap());
-        give(map);
+        give(&mut map);
         assert!(SPARE.with(|slots| {
             slots.iter().all(|slot| {
                 let kept = slot.take();

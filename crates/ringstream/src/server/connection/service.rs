@@ -3,7 +3,7 @@
 
 use std::future::{poll_fn, Future};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::pin;
+use std::pin::Pin;
 use std::task::Poll;
 
 use http::Response;
@@ -25,20 +25,22 @@ pub(super) enum NoResponse {
 /// Runs the service's `future` to its response, feeding the request body
 /// through `pump` while it waits; the service's own events belong to
 /// `span`. `Ok(Err(text))`: the service failed.
-pub(super) async fn await_response<T, B, F, E>(
-    stream: &mut Stream<T>,
-    future: F,
-    pump: &mut BodyPump,
-    exchange: &mut Exchange,
-    span: &tracing::Span,
-) -> Result<Result<Response<B>, String>, NoResponse>
+///
+/// The future is pinned where the caller made it: waiting for it moves
+/// nothing.
+pub(super) fn await_response<'a, T, B, F, E>(
+    stream: &'a mut Stream<T>,
+    mut future: Pin<&'a mut F>,
+    pump: &'a mut BodyPump,
+    exchange: &'a mut Exchange,
+    span: &'a tracing::Span,
+) -> impl Future<Output = Result<Result<Response<B>, String>, NoResponse>> + 'a
 where
     T: AsyncRead + AsyncWrite + Unpin,
     F: Future<Output = Result<Response<B>, E>>,
     E: Into<BoxError>,
 {
-    let mut future = pin!(future);
-    poll_fn(|cx| loop {
+    poll_fn(move |cx| loop {
         // The service's own events belong to the request's span.
         let entered = span.enter();
         let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)));
@@ -55,5 +57,4 @@ where
             Ok(false) => return Poll::Pending,
         }
     })
-    .await
 }

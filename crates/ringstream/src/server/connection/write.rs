@@ -273,6 +273,23 @@ impl BodyOut {
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
+        // Nothing due (a small response on its way): checked where the
+        // body is written.
+        if stream.pending_write() < stream.options().minimum_write_size && self.pending.is_none() {
+            return Poll::Ready(Ok(()));
+        }
+        self.send_due(stream, cx)
+    }
+
+    /// [`poll_send`](Self::poll_send) with something due.
+    fn send_due<T>(
+        &mut self,
+        stream: &mut Stream<T>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), Error>>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
         // Only a write that went through is progress: a frame that merely
         // joins the write buffer leaves the stall deadline as it is.
         let mut wrote = false;
@@ -320,10 +337,7 @@ impl BodyOut {
             return self.finish(stream, None);
         };
         match frame.into_data() {
-            Ok(mut data) => {
-                let data = data.copy_to_bytes(data.remaining());
-                self.data(data, stream)
-            }
+            Ok(data) => self.data(data, stream),
             Err(frame) => match frame.into_trailers() {
                 Ok(trailers) => self.finish(stream, Some(&trailers)),
                 Err(_) => Ok(()),
@@ -335,25 +349,32 @@ impl BodyOut {
     /// (coalescing many small frames into one write), a large one is queued
     /// to go out as a vectored write of its own `Bytes`.
     #[inline]
-    fn data<T>(&mut self, data: Bytes, stream: &mut Stream<T>) -> Result<(), Error>
+    fn data<T>(&mut self, mut data: impl Buf, stream: &mut Stream<T>) -> Result<(), Error>
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
-        if data.is_empty() {
+        let len = data.remaining();
+        if len == 0 {
             return Ok(());
         }
-        let frame = self.encoder.encode(data.len())?;
-        self.sent += data.len() as u64;
-        if data.len() <= SMALL_FRAME {
-            let out = stream.write_buffer_for(frame.len() + data.len());
+        let frame = self.encoder.encode(len)?;
+        self.sent += len as u64;
+        if len <= SMALL_FRAME {
+            let out = stream.write_buffer_for(frame.len() + len);
             out.extend_from_slice(frame.prefix());
-            out.extend_from_slice(&data);
+            // Copied from where it lies, with no `Bytes` made for it.
+            while data.has_remaining() {
+                let chunk = data.chunk();
+                let n = chunk.len();
+                out.extend_from_slice(chunk);
+                data.advance(n);
+            }
             out.extend_from_slice(frame.suffix());
             return Ok(());
         }
         self.pending = Some(PendingFrame {
             frame,
-            data,
+            data: data.copy_to_bytes(len),
             written: 0,
         });
         Ok(())

@@ -15,6 +15,8 @@
 //!   reassembles messages under size limits and validates text as UTF-8,
 //!   close codes, the writer side, and the server's handshake checks, with
 //!   its own error type mapping every violation to a close code.
+//! - [`proxy`]: the PROXY protocol (versions 1 and 2) a load balancer
+//!   puts before a connection's bytes, naming the client.
 //! - [`out`]: [`WriteBuf`], the output buffer every writer of the core
 //!   appends to — a `Vec<u8>`, a [`SliceBuf`] over a fixed transmit buffer,
 //!   a ring — where running out of space is an ordinary result
@@ -80,6 +82,7 @@ pub mod error;
 pub mod h1;
 pub mod limits;
 pub mod out;
+pub mod proxy;
 pub mod ring;
 pub mod ws;
 

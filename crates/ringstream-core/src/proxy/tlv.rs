@@ -68,6 +68,30 @@ impl<'a> Tlvs<'a> {
         Tlvs { rest: bytes }
     }
 
+    /// The extensions in `bytes` (a header's extension bytes, as
+    /// [`Header::tlvs`](super::Header::tlvs) reads them), or none if they
+    /// do not each fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream_core::proxy::Tlvs;
+    ///
+    /// assert_eq!(Tlvs::checked(&[0x01, 0, 2, b'h', b'2']).alpn(), Some(&b"h2"[..]));
+    /// assert_eq!(Tlvs::checked(&[0x01, 0, 9]).count(), 0);
+    /// ```
+    pub fn checked(bytes: &'a [u8]) -> Tlvs<'a> {
+        match check(bytes) {
+            Ok(()) => Tlvs { rest: bytes },
+            Err(_) => Tlvs { rest: &[] },
+        }
+    }
+
+    /// The extensions' bytes, as they were sent.
+    pub fn as_bytes(self) -> &'a [u8] {
+        self.rest
+    }
+
     /// The value of the first extension of type `kind`.
     pub fn get(self, kind: u8) -> Option<&'a [u8]> {
         Iterator::find(&mut self.into_iter(), |t: &Tlv<'a>| t.kind == kind).map(|t| t.value)

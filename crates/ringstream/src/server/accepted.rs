@@ -13,6 +13,7 @@ use super::connection::{Connection, ConnectionEnd};
 use super::counted::Counted;
 use super::make::MakeService;
 use super::metrics::Metrics;
+use super::proxy;
 use super::slots::SlotGuard;
 use super::upgrade::UpgradedGuard;
 
@@ -80,6 +81,29 @@ where
         let open = OpenConnection {
             metrics: metrics.clone(),
             slot: slot_guard,
+        };
+        // Behind a balancer: its PROXY header first, under the head
+        // deadline. Boxed: only a listener that takes headers pays for
+        // the read's state.
+        let (socket, info) = match &config.proxy_protocol {
+            Some(settings) => {
+                let deadline = tokio::time::Instant::now() + config.head_timeout;
+                let read = Box::pin(proxy::read_header(socket, info, settings));
+                match tokio::time::timeout_at(deadline, read).await {
+                    Ok(Ok(read)) => read,
+                    Ok(Err(why)) => {
+                        metrics.record_proxy_refused();
+                        tracing::debug!(?why, "connection closed: no trusted PROXY header");
+                        return;
+                    }
+                    Err(_) => {
+                        metrics.record_proxy_refused();
+                        tracing::debug!("connection closed: PROXY header timed out");
+                        return;
+                    }
+                }
+            }
+            None => (proxy::direct(socket), info),
         };
         #[cfg(feature = "tls")]
         let socket = match tls {

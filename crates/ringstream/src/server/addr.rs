@@ -6,6 +6,8 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
+use ringstream_core::proxy::Tlvs;
+
 /// The address of one end of a connection.
 ///
 /// # Examples
@@ -129,6 +131,20 @@ impl fmt::Display for Addr {
 pub struct ConnectionInfo {
     remote: Addr,
     local: Addr,
+    /// What a PROXY header said, when the connection came through a
+    /// balancer (shared: every request's info is a clone).
+    proxy: Option<Arc<Proxied>>,
+}
+
+/// A connection relayed by a balancer that sent a PROXY header.
+#[derive(Debug, PartialEq, Eq)]
+struct Proxied {
+    /// The balancer's end of the socket.
+    balancer: Addr,
+    /// The address the client connected to, on the balancer.
+    destination: Option<SocketAddr>,
+    /// The header's version 2 extensions, as sent (checked by the core).
+    tlvs: Box<[u8]>,
 }
 
 impl ConnectionInfo {
@@ -157,7 +173,60 @@ impl ConnectionInfo {
         ConnectionInfo {
             remote: remote.into(),
             local: local.into(),
+            proxy: None,
         }
+    }
+
+    /// The info of a connection relayed by a balancer whose PROXY header
+    /// named `client` (the client's address) and `destination` (where the
+    /// client connected), with `tlvs` (its version 2 extensions): the
+    /// client becomes the remote end, the balancer is kept beside it.
+    pub(crate) fn proxied(
+        self,
+        client: SocketAddr,
+        destination: Option<SocketAddr>,
+        tlvs: &[u8],
+    ) -> ConnectionInfo {
+        let proxied = Proxied {
+            balancer: self.remote,
+            destination,
+            tlvs: tlvs.into(),
+        };
+        ConnectionInfo {
+            remote: Addr::Tcp(client),
+            local: self.local,
+            proxy: Some(Arc::new(proxied)),
+        }
+    }
+
+    /// The balancer that relayed the connection (the socket's own peer),
+    /// when a PROXY header named the client (see
+    /// [`Config::proxy_protocol`](super::Config::proxy_protocol));
+    /// [`remote_addr`](Self::remote_addr) is then the client's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::server::ConnectionInfo;
+    ///
+    /// let direct = ConnectionInfo::new("192.0.2.7:50123".parse::<std::net::SocketAddr>().unwrap(), ringstream::server::Addr::Unknown);
+    /// assert_eq!(direct.proxied_by(), None);
+    /// ```
+    pub fn proxied_by(&self) -> Option<&Addr> {
+        self.proxy.as_ref().map(|p| &p.balancer)
+    }
+
+    /// The address the client connected to, on the balancer, as its PROXY
+    /// header says.
+    pub fn proxy_destination(&self) -> Option<SocketAddr> {
+        self.proxy.as_ref().and_then(|p| p.destination)
+    }
+
+    /// The extensions of the connection's PROXY header (version 2):
+    /// ALPN, authority, TLS details, cloud endpoint ids. Empty without one.
+    pub fn proxy_tlvs(&self) -> Tlvs<'_> {
+        let bytes = self.proxy.as_ref().map_or(&[][..], |p| &p.tlvs[..]);
+        Tlvs::checked(bytes)
     }
 
     /// The client's end.

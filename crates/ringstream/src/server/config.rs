@@ -5,6 +5,7 @@ use std::time::Duration;
 use ringstream_core::Limits;
 
 use super::h2::Http2Options;
+use super::proxy::ProxyProtocol;
 use crate::stream::StreamOptions;
 
 /// The limits and timeouts of a [`Server`](super::Server).
@@ -125,6 +126,10 @@ pub struct Config {
     /// HTTP/2: whether it is spoken, and its own limits (see
     /// [`Http2Options`]).
     pub http2: Http2Options,
+    /// PROXY headers from trusted load balancers, before anything else on
+    /// every connection (see [`ProxyProtocol`]). Default `None`: the
+    /// listener takes none, and a connection that sends one gets `400`.
+    pub proxy_protocol: Option<ProxyProtocol>,
 }
 
 impl Default for Config {
@@ -146,6 +151,7 @@ impl Default for Config {
             access_log: false,
             connection_info: true,
             http2: Http2Options::default(),
+            proxy_protocol: None,
         }
     }
 }

@@ -40,6 +40,7 @@ pub struct Metrics {
     tls_handshake_failures: AtomicU64,
     http2_connections: AtomicU64,
     http2_requests: AtomicU64,
+    proxy_refused: AtomicU64,
     /// Responses by status code, indexed by `status - 100`.
     statuses: Box<[AtomicU64; 500]>,
 }
@@ -109,6 +110,9 @@ pub struct MetricsSnapshot {
     /// Requests served over HTTP/2 (also counted in
     /// [`requests`](Self::requests)).
     pub http2_requests: u64,
+    /// Connections closed before their first request for want of a
+    /// trusted, valid PROXY header ([`Config::proxy_protocol`](super::Config::proxy_protocol)).
+    pub proxy_refused: u64,
     /// Responses with a status of 400 or above.
     pub errors: u64,
 }
@@ -128,6 +132,7 @@ impl Default for Metrics {
             tls_handshake_failures: AtomicU64::new(0),
             http2_connections: AtomicU64::new(0),
             http2_requests: AtomicU64::new(0),
+            proxy_refused: AtomicU64::new(0),
             statuses: Box::new([const { AtomicU64::new(0) }; 500]),
         }
     }
@@ -200,6 +205,13 @@ impl Metrics {
         self.http2_requests.load(Relaxed)
     }
 
+    /// Connections closed so far for want of a trusted, valid PROXY
+    /// header: from an untrusted source, without one, with a malformed
+    /// one, or one not whole within the head timeout.
+    pub fn proxy_refused(&self) -> u64 {
+        self.proxy_refused.load(Relaxed)
+    }
+
     /// Responses sent with `status` so far.
     ///
     /// # Examples
@@ -254,6 +266,7 @@ impl Metrics {
             tls_handshake_failures: self.tls_handshake_failures(),
             http2_connections: self.http2_connections(),
             http2_requests: self.http2_requests(),
+            proxy_refused: self.proxy_refused(),
             errors: self.errors(),
         }
     }
@@ -272,6 +285,12 @@ impl Metrics {
     pub(crate) fn record_http2_request(&self) {
         self.requests.fetch_add(1, Relaxed);
         self.http2_requests.fetch_add(1, Relaxed);
+    }
+
+    /// Counts a connection closed for want of a trusted, valid PROXY
+    /// header.
+    pub(crate) fn record_proxy_refused(&self) {
+        self.proxy_refused.fetch_add(1, Relaxed);
     }
 
     /// Counts `n` bytes read from a client.
@@ -366,6 +385,11 @@ impl Metrics {
                 "ringstream_http2_connections_total",
                 "Connections served over HTTP/2.",
                 &self.http2_connections,
+            ),
+            (
+                "ringstream_proxy_refused_total",
+                "Connections closed for want of a trusted, valid PROXY header.",
+                &self.proxy_refused,
             ),
             (
                 "ringstream_bytes_in_total",

@@ -52,7 +52,9 @@ mod h2;
 mod listener;
 mod make;
 mod metrics;
+mod proxy;
 mod refuse;
+mod rewind;
 mod serve;
 mod serve_connection;
 mod service;
@@ -67,9 +69,13 @@ pub use addr::{Addr, ConnectionInfo};
 pub use bind::Server;
 pub use config::Config;
 pub use h2::Http2Options;
+/// A CIDR block, as [`ProxyProtocol::trusted`] lists them (the `ipnet`
+/// crate's).
+pub use ipnet::IpNet;
 pub use listener::Listener;
 pub use make::{IntoMakeService, MakeService, ServiceMarker};
 pub use metrics::{Metrics, MetricsSnapshot};
+pub use proxy::ProxyProtocol;
 pub use serve::{serve, Serve, WithGracefulShutdown};
 pub use serve_connection::{
     serve_connection, serve_connection_with_info, GracefulConnection, ServeConnection,

@@ -14,6 +14,7 @@ mod fs;
 mod grpc;
 mod http2;
 mod http2_frames;
+mod proxy_protocol;
 mod server_body_limit;
 mod server_cap;
 mod server_copy;

@@ -256,7 +256,7 @@ where
     pub(crate) fn into_http2(
         self,
     ) -> (
-        crate::server::h2::Rewind<T>,
+        crate::server::rewind::Rewind<T>,
         crate::server::h2::Http2Connection<S>,
     ) {
         let Connection {
@@ -269,7 +269,7 @@ where
             ..
         } = self;
         let read = stream.split_buffered(stream.buffered().len());
-        let io = crate::server::h2::Rewind::new(read, stream.into_inner());
+        let io = crate::server::rewind::Rewind::new(read, stream.into_inner());
         let http2 = crate::server::h2::Http2Connection {
             service,
             config,

@@ -9,8 +9,6 @@
 //! - `serve`: the connection's loop, each stream served in the
 //!   connection's task;
 //! - `respond`: a response out as HEADERS and DATA frames;
-//! - `rewind`: the bytes the HTTP/1.1 reader already took put back in
-//!   front of the transport;
 //! - `tunnel`: a stream opened by an extended CONNECT (RFC 8441) as the
 //!   transport of an upgraded connection — a WebSocket over HTTP/2.
 //!
@@ -23,13 +21,9 @@ pub use options::Http2Options;
 #[cfg(feature = "http2")]
 mod respond;
 #[cfg(feature = "http2")]
-mod rewind;
-#[cfg(feature = "http2")]
 mod serve;
 #[cfg(feature = "http2")]
 mod tunnel;
 
-#[cfg(feature = "http2")]
-pub(crate) use rewind::Rewind;
 #[cfg(feature = "http2")]
 pub(crate) use serve::{serve_http2, Http2Connection};

@@ -1,5 +1,6 @@
 //! [`Rewind`]: a transport with bytes already read from it put back in
-//! front, so that HTTP/2 reads the preface the HTTP/1.1 reader saw.
+//! front: what followed a PROXY header in the same read, and the HTTP/2
+//! preface the HTTP/1.1 reader saw.
 
 use std::io::{self, IoSlice};
 use std::pin::Pin;

@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use clap::{ArgGroup, Parser, Subcommand};
 use ringstream::ringstream_core::Limits;
 use ringstream::server::tls::TlsConfig;
-use ringstream::server::{Config, Http2Options, Server};
+use ringstream::server::{Config, Http2Options, IpNet, ProxyProtocol, Server};
 use ringstream_cli::app::App;
 use ringstream_cli::https::{RedirectToHttps, SelfSigned};
 use tracing_subscriber::EnvFilter;
@@ -134,6 +134,16 @@ struct ServeArgs {
     /// TCP (a connection that starts with the HTTP/2 preface).
     #[arg(long)]
     no_http2: bool,
+    /// Every connection starts with a PROXY header (v1 or v2) from a load
+    /// balancer in --proxy-from (HAProxy's send-proxy, nginx's
+    /// proxy_protocol, AWS NLB): requests see the client's address. Any
+    /// other connection is closed unanswered and counted in /metrics.
+    #[arg(long, requires = "proxy_from")]
+    proxy_protocol: bool,
+    /// A balancer allowed to send PROXY headers, as a CIDR block
+    /// (10.0.0.0/8, 192.0.2.7/32); repeat for several.
+    #[arg(long, value_name = "CIDR", requires = "proxy_protocol")]
+    proxy_from: Vec<IpNet>,
 }
 
 fn main() -> ExitCode {
@@ -328,6 +338,9 @@ fn config(args: &ServeArgs) -> Config {
             enabled: !args.no_http2,
             ..Http2Options::default()
         },
+        proxy_protocol: args
+            .proxy_protocol
+            .then(|| ProxyProtocol::from(args.proxy_from.iter().copied())),
         ..Config::default()
     }
 }

@@ -15,6 +15,8 @@
 //!   reassembles messages under size limits and validates text as UTF-8,
 //!   close codes, the writer side, and the server's handshake checks, with
 //!   its own error type mapping every violation to a close code.
+//! - [`forwarded`]: the client of a request relayed by HTTP proxies
+//!   (`Forwarded`, `X-Forwarded-For`), through the proxies trusted.
 //! - [`proxy`]: the PROXY protocol (versions 1 and 2) a load balancer
 //!   puts before a connection's bytes, naming the client.
 //! - [`out`]: [`WriteBuf`], the output buffer every writer of the core
@@ -79,6 +81,7 @@ extern crate std;
 
 mod byte_str;
 pub mod error;
+pub mod forwarded;
 pub mod h1;
 pub mod limits;
 pub mod out;

@@ -57,6 +57,7 @@ pub use ringstream_core;
 pub mod axum;
 pub mod body;
 pub mod error;
+pub mod forwarded;
 pub mod fs;
 pub mod response;
 pub mod server;

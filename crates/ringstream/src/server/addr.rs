@@ -199,9 +199,27 @@ impl ConnectionInfo {
         }
     }
 
+    /// The info of a request relayed by HTTP proxies, whose `Forwarded`
+    /// (or `X-Forwarded-For`) names `client`: the client becomes the
+    /// remote end, the proxy that connected is kept beside it.
+    pub(crate) fn forwarded_for(&self, client: SocketAddr) -> ConnectionInfo {
+        let proxied = Proxied {
+            balancer: self.remote.clone(),
+            destination: None,
+            tlvs: Box::default(),
+        };
+        ConnectionInfo {
+            remote: Addr::Tcp(client),
+            local: self.local.clone(),
+            proxy: Some(Arc::new(proxied)),
+        }
+    }
+
     /// The balancer that relayed the connection (the socket's own peer),
     /// when a PROXY header named the client (see
-    /// [`Config::proxy_protocol`](super::Config::proxy_protocol));
+    /// [`Config::proxy_protocol`](super::Config::proxy_protocol)), or the
+    /// proxy whose `Forwarded` field did (see
+    /// [`ForwardedLayer`](crate::forwarded::ForwardedLayer));
     /// [`remote_addr`](Self::remote_addr) is then the client's.
     ///
     /// # Examples

@@ -260,3 +260,64 @@ async fn the_header_comes_before_the_tls_handshake() {
     );
     assert!(answer.ends_with("authority=example.com"), "{answer}");
 }
+
+/// Behind an HTTP proxy: `Forwarded` and `X-Forwarded-For` through the
+/// trusted 127.0.0.0/8 name the client (the rightmost untrusted hop),
+/// whatever the client wrote left of it; without the layer's trust they
+/// are ignored.
+#[tokio::test]
+async fn forwarded_fields_name_the_client_only_through_trusted_proxies() {
+    use ringstream::forwarded::ForwardedLayer;
+    use tower_layer::Layer;
+
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let layered = ForwardedLayer::new(["127.0.0.0/8".parse().unwrap()]).layer(app());
+    tokio::spawn(server::serve(listener, layered));
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    let me = tcp.local_addr().unwrap();
+    for (fields, client) in [
+        (
+            "Forwarded: for=6.6.6.6, for=\"[2001:db8::7]:4711\";proto=https\r\n",
+            "[2001:db8::7]:4711",
+        ),
+        (
+            "X-Forwarded-For: 6.6.6.6, 198.51.100.17, 127.0.0.9\r\n",
+            "198.51.100.17:0",
+        ),
+        ("Forwarded: for=unknown\r\n", &me.to_string()),
+    ] {
+        let request = format!("GET / HTTP/1.1\r\nHost: t\r\n{fields}\r\n");
+        tcp.write_all(request.as_bytes()).await.unwrap();
+        let mut buf = Vec::new();
+        let response = common::read_response(&mut tcp, &mut buf, false).await;
+        let text = String::from_utf8(response.body).unwrap();
+        let expected_balancer = if client == me.to_string() {
+            "-".to_string()
+        } else {
+            me.to_string()
+        };
+        assert_eq!(
+            text,
+            format!("client={client} balancer={expected_balancer} destination=- authority=-"),
+            "{fields}"
+        );
+    }
+
+    // Trusting nobody: the fields change nothing.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let layered = ForwardedLayer::new(["10.0.0.0/8".parse().unwrap()]).layer(app());
+    tokio::spawn(server::serve(listener, layered));
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    let me = tcp.local_addr().unwrap();
+    let answer = ask(&mut tcp, b"").await;
+    assert!(answer.starts_with(&format!("client={me} ")), "{answer}");
+    tcp.write_all(b"GET / HTTP/1.1\r\nHost: t\r\nForwarded: for=1.2.3.4\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    let response = common::read_response(&mut tcp, &mut buf, false).await;
+    let text = String::from_utf8(response.body).unwrap();
+    assert!(text.starts_with(&format!("client={me} ")), "{text}");
+}

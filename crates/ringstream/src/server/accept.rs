@@ -81,6 +81,9 @@ where
         admission.admit(socket, info, context, &mut tasks);
     }
     drop(listener);
+    // Not ready any more (a readiness probe reads the drain), and every
+    // response from now on asks its client to go.
+    config.drain.start();
     let _ = stop.send(true);
     // An idle connection waits on its slot's waker alone (a waiter on the
     // channel for each would cost every connection an allocation).

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use ringstream_core::Limits;
 
+use super::drain::Drain;
 use super::h2::Http2Options;
 use super::proxy::ProxyProtocol;
 use crate::stream::StreamOptions;
@@ -130,6 +131,11 @@ pub struct Config {
     /// every connection (see [`ProxyProtocol`]). Default `None`: the
     /// listener takes none, and a connection that sends one gets `400`.
     pub proxy_protocol: Option<ProxyProtocol>,
+    /// The server's [`Drain`]: started, the server asks its clients to go
+    /// while it still serves them (and a graceful shutdown starts it).
+    /// Each `Config::default()` has a drain of its own; a clone of the
+    /// config shares it. [`Serve::drain`](super::Serve::drain) gives it.
+    pub drain: Drain,
 }
 
 impl Default for Config {
@@ -152,6 +158,7 @@ impl Default for Config {
             connection_info: true,
             http2: Http2Options::default(),
             proxy_protocol: None,
+            drain: Drain::new(),
         }
     }
 }

@@ -48,6 +48,7 @@ mod bind;
 mod config;
 mod connection;
 mod counted;
+mod drain;
 mod h2;
 mod listener;
 mod make;
@@ -68,6 +69,7 @@ pub mod upgrade;
 pub use addr::{Addr, ConnectionInfo};
 pub use bind::Server;
 pub use config::Config;
+pub use drain::Drain;
 pub use h2::Http2Options;
 /// A CIDR block, as [`ProxyProtocol::trusted`] lists them (the `ipnet`
 /// crate's).

@@ -10,6 +10,7 @@ use std::task::{ready, Context, Poll};
 use super::accept::run;
 use super::bind::Server;
 use super::config::Config;
+use super::drain::Drain;
 use super::listener::Listener;
 use super::make::{IntoMakeService, MakeService};
 use super::metrics::Metrics;
@@ -63,6 +64,7 @@ impl<L: Listener> Server<L> {
     {
         Serve {
             metrics: self.metrics.clone(),
+            drain: self.config.drain.clone(),
             start: Start::new(self, app.into_make_service(), std::future::pending()),
         }
     }
@@ -158,6 +160,8 @@ where
 #[must_use = "a Serve does nothing until it is awaited"]
 pub struct Serve<L, S> {
     pub(super) metrics: Arc<Metrics>,
+    /// The drain of the configuration the server runs with.
+    pub(super) drain: Drain,
     pub(super) start: Start<L, S, std::future::Pending<()>>,
 }
 
@@ -189,9 +193,16 @@ impl<L, S> Serve<L, S> {
     /// ```
     pub fn with_config(mut self, config: Config) -> Serve<L, S> {
         if let Some((server, _, _)) = &mut self.start.parts {
+            self.drain = config.drain.clone();
             server.config = config;
         }
         self
+    }
+
+    /// The server's [`Drain`] (its configuration's: take it after
+    /// [`with_config`](Self::with_config)).
+    pub fn drain(&self) -> Drain {
+        self.drain.clone()
     }
 
     /// The server's counters, shared with the running server.
@@ -294,6 +305,7 @@ impl<L, S> Serve<L, S> {
         };
         WithGracefulShutdown {
             metrics: self.metrics,
+            drain: self.drain,
             start,
         }
     }
@@ -360,6 +372,7 @@ where
 #[must_use = "a WithGracefulShutdown does nothing until it is awaited"]
 pub struct WithGracefulShutdown<L, S, F> {
     metrics: Arc<Metrics>,
+    drain: Drain,
     start: Start<L, S, F>,
 }
 
@@ -367,6 +380,11 @@ impl<L, S, F> WithGracefulShutdown<L, S, F> {
     /// The server's counters, shared with the running server.
     pub fn metrics(&self) -> Arc<Metrics> {
         self.metrics.clone()
+    }
+
+    /// The server's [`Drain`], as [`Serve::drain`].
+    pub fn drain(&self) -> Drain {
+        self.drain.clone()
     }
 
     /// The address the server listens on, as [`Serve::local_addr`].

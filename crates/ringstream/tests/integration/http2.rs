@@ -638,3 +638,29 @@ async fn a_stalled_or_trickling_body_times_out() {
     assert!(text.contains("too slow"), "{text}");
     trickle.abort();
 }
+
+/// A drain started: the open HTTP/2 connection gets GOAWAY (its open
+/// stream finishes) and closes; a new one is still served.
+#[tokio::test]
+async fn a_drain_sends_goaway_and_lets_the_open_stream_finish() {
+    let config = Config::default();
+    let drain = config.drain.clone();
+    let server = start(config).await;
+    let tcp = TcpStream::connect(server.addr).await.unwrap();
+    let (client, connection) = h2::client::handshake(tcp).await.unwrap();
+    let connection = tokio::spawn(connection);
+    let mut client = client.ready().await.unwrap();
+    let request = Request::get("http://localhost/slow").body(()).unwrap();
+    let (slow, _) = client.send_request(request, true).unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    drain.start();
+    let slow = slow.await.unwrap();
+    assert_eq!(common::h2_body(slow.into_body()).await, b"slow");
+    let ended = tokio::time::timeout(Duration::from_secs(5), connection).await;
+    assert!(ended.is_ok(), "the draining connection stayed open");
+    // Still serving.
+    let mut fresh = h2c(server.addr).await;
+    let request = Request::get("http://localhost/again").body(()).unwrap();
+    let (response, _) = fresh.send_request(request, true).unwrap();
+    assert_eq!(response.await.unwrap().status(), StatusCode::OK);
+}

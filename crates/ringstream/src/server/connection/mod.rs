@@ -424,7 +424,7 @@ where
         pump: &BodyPump,
     ) -> Result<ringstream_core::h1::Encoder, ringstream_core::Error> {
         let status = parts.status.as_u16();
-        if self.shutdown.is_stopping() {
+        if self.shutdown.is_stopping() || self.config.drain.is_draining() {
             exchange.close();
         }
         if let Some(invitation) =

@@ -92,6 +92,11 @@ where
     loop {
         tokio::select! {
             biased;
+            () = config.drain.started(), if !going_away => {
+                // Draining: no new streams here, the open ones finish.
+                conn.graceful_shutdown();
+                going_away = true;
+            }
             () = poll_fn(|cx| shutdown.poll_stopping(cx)), if !going_away => {
                 // The server stops, or this idle connection's slot went to
                 // a new client: no new streams, the open ones finish.

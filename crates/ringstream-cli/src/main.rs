@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use clap::{ArgGroup, Parser, Subcommand};
 use ringstream::ringstream_core::Limits;
 use ringstream::server::tls::TlsConfig;
-use ringstream::server::{Config, Http2Options, IpNet, ProxyProtocol, Server};
+use ringstream::server::{Config, Drain, Http2Options, IpNet, ProxyProtocol, Server};
 use ringstream_cli::app::App;
 use ringstream_cli::https::{RedirectToHttps, SelfSigned};
 use tracing_subscriber::EnvFilter;
@@ -144,6 +144,12 @@ struct ServeArgs {
     /// (10.0.0.0/8, 192.0.2.7/32); repeat for several.
     #[arg(long, value_name = "CIDR", requires = "proxy_protocol")]
     proxy_from: Vec<IpNet>,
+    /// On SIGTERM (or Ctrl-C), drain for this many seconds before shutting
+    /// down: requests are still served, but /readyz answers 503 and every
+    /// response asks its client to go (Connection: close, HTTP/2 GOAWAY),
+    /// so a load balancer takes the server out of rotation first.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    drain_delay: u64,
 }
 
 fn main() -> ExitCode {
@@ -217,7 +223,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         let redirect = bind_redirect(&args).await?;
         let config = config(&args);
-        let app = demo_app(&args, server.metrics())?;
+        let app = demo_app(&args, server.metrics())?.with_drain(config.drain.clone());
+        let drain = config.drain.clone();
         app.spawn_ticker();
         let events = app.events().clone();
         let addr = server.local_addr()?;
@@ -234,8 +241,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         // second ends it at once.
         let (stop, stopping) = tokio::sync::watch::channel(false);
         let (force, forced) = tokio::sync::oneshot::channel::<()>();
+        let drain_delay = Duration::from_secs(args.drain_delay);
         tokio::spawn(async move {
             signals.recv().await;
+            if drain_for(&drain, drain_delay, &mut signals).await {
+                let _ = force.send(());
+                return;
+            }
             tracing::info!("shutting down; a second signal closes every connection now");
             let _ = stop.send(true);
             signals.recv().await;
@@ -284,6 +296,23 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+/// `--drain-delay`: drains for `delay` (nothing when it is zero) before
+/// the shutdown; true when a second signal cut it short (close now).
+async fn drain_for(drain: &Drain, delay: Duration, signals: &mut Signals) -> bool {
+    if delay.is_zero() {
+        return false;
+    }
+    tracing::info!(
+        seconds = delay.as_secs(),
+        "draining: /readyz answers 503, clients are asked to go; a second signal closes every connection now"
+    );
+    drain.start();
+    tokio::select! {
+        () = tokio::time::sleep(delay) => false,
+        () = signals.recv() => true,
+    }
 }
 
 /// The `--redirect-http` listener, if one is asked for.

@@ -80,8 +80,9 @@ async fn run(
     threads: &mut Vec<std::thread::JoinHandle<()>>,
 ) -> anyhow::Result<()> {
     let metrics = Arc::new(Metrics::default());
-    let app = demo_app(args, metrics.clone())?;
     let config = config(args);
+    let app = demo_app(args, metrics.clone())?.with_drain(config.drain.clone());
+    let drain = config.drain.clone();
     let redirect = super::bind_redirect(args).await?;
     let (stop, stopping) = watch::channel(false);
     let (force, forced) = watch::channel(false);
@@ -140,8 +141,15 @@ async fn run(
     if let Some(https) = https {
         https.reload_on_hangup()?;
     }
+    let drain_delay = std::time::Duration::from_secs(args.drain_delay);
     tokio::spawn(async move {
         signals.recv().await;
+        if super::drain_for(&drain, drain_delay, &mut signals).await {
+            tracing::warn!("second signal: closing every connection now");
+            let _ = stop.send(true);
+            let _ = force.send(true);
+            return;
+        }
         tracing::info!("shutting down; a second signal closes every connection now");
         let _ = stop.send(true);
         // End the live event streams so their connections can finish.

@@ -7,6 +7,8 @@
 //! | `GET /events` | server-sent events: the server's counters once a second |
 //! | `GET /static/…` | files under `--root DIR` ([`ServeDir`]) |
 //! | `GET /api/livedata` | ~40 KB of JSON for a simulated solar installation, printed line by line into a [`ResponseStream`] |
+//! | `GET /healthz` | `200 ok`: the process is alive (a liveness probe) |
+//! | `GET /readyz` | `200 ready`, or `503 draining` once the server drains or shuts down (a readiness probe, a balancer's health check) |
 //! | `GET /metrics` | the server's own counters as Prometheus text, then the demo's: its broadcasters' and the WebSocket connections open on each route (below) |
 //! | `GET /bytes/{n}` | `n` bytes of a fixed pattern, from one shared block (no per-request copy) |
 //! | `POST /echo` | the request body streamed back as it arrives |
@@ -50,7 +52,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use ringstream_cli::app::App;
-//! use ringstream::server::Metrics;
+//! use ringstream::server::{Drain, Metrics};
 //!
 //! let app = App::new(Arc::new(Metrics::default()));
 //! let page = app.livedata_text(0);
@@ -73,7 +75,7 @@ use sha2::{Digest, Sha256};
 use tower_service::Service;
 
 use ringstream::fs::{FileBody, ServeDir};
-use ringstream::server::Metrics;
+use ringstream::server::{Drain, Metrics};
 use ringstream::sse::{last_event_id, Broadcaster, EventStream};
 use ringstream::BoxError;
 use ringstream::{Incoming, ResponseStream};
@@ -119,6 +121,8 @@ struct Inner {
     websockets: Arc<WebSockets>,
     /// Files under `/static/`, if a root was given.
     static_dir: Option<ServeDir>,
+    /// The server's drain, which `/readyz` reports.
+    drain: Drain,
 }
 
 impl App {
@@ -132,6 +136,7 @@ impl App {
                 events: dashboard::events(),
                 websockets: Arc::new(WebSockets::new()),
                 static_dir: None,
+                drain: Drain::new(),
             }),
         }
     }
@@ -141,6 +146,12 @@ impl App {
     pub fn with_static_root(mut self, root: impl Into<std::path::PathBuf>) -> App {
         Arc::make_mut(&mut self.inner).static_dir =
             Some(ServeDir::new(root).strip_prefix("/static"));
+        self
+    }
+
+    /// `/readyz` reports `drain`: `503` once it has started.
+    pub fn with_drain(mut self, drain: Drain) -> App {
+        Arc::make_mut(&mut self.inner).drain = drain;
         self
     }
 
@@ -214,6 +225,11 @@ impl App {
             }
             Route::Livedata => self.livedata(),
             Route::Metrics => self.metrics_page(),
+            Route::Healthz => text(StatusCode::OK, "ok\n"),
+            Route::Readyz if self.inner.drain.is_draining() => {
+                text(StatusCode::SERVICE_UNAVAILABLE, "draining\n")
+            }
+            Route::Readyz => text(StatusCode::OK, "ready\n"),
             Route::Bytes => bytes_page(req),
             Route::Echo => echo(req),
             Route::WsEcho => websocket::echo(req, &self.inner.websockets),
@@ -602,6 +618,8 @@ mod tests {
             Route::Static,
             Route::Livedata,
             Route::Metrics,
+            Route::Healthz,
+            Route::Readyz,
             Route::Bytes,
             Route::Echo,
             Route::Upload,

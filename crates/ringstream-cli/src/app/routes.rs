@@ -33,6 +33,10 @@ pub(super) enum Route {
     Livedata,
     /// `/metrics`.
     Metrics,
+    /// `/healthz`: alive.
+    Healthz,
+    /// `/readyz`: ready, or draining.
+    Readyz,
     /// `/bytes/{n}` (a bad `n` is the route's own `400`).
     Bytes,
     /// `/echo`.
@@ -56,6 +60,8 @@ impl Route {
             "/events" => Route::Events,
             "/api/livedata" => Route::Livedata,
             "/metrics" => Route::Metrics,
+            "/healthz" => Route::Healthz,
+            "/readyz" => Route::Readyz,
             "/echo" => Route::Echo,
             "/upload" => Route::Upload,
             "/ws/echo" => Route::WsEcho,

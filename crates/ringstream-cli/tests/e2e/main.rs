@@ -6,6 +6,7 @@ mod autobahn;
 mod common;
 
 mod cli;
+mod load_balancer;
 mod methods;
 mod server_hyper_client;
 mod server_wire;

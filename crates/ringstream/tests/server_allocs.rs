@@ -117,6 +117,25 @@ fn per_request<S>(service: S, connection_info: bool, request: &'static [u8], dep
 where
     S: FnMut(Request<Incoming>) -> Answer + Clone + Send + 'static,
 {
+    let config = Config {
+        connection_info,
+        ..Config::default()
+    };
+    per_request_with(service, config, b"", request, depth)
+}
+
+/// As [`per_request`], with `config`, the connection opened with `first`
+/// (a PROXY header, say).
+fn per_request_with<S>(
+    service: S,
+    config: Config,
+    first: &'static [u8],
+    request: &'static [u8],
+    depth: usize,
+) -> f64
+where
+    S: FnMut(Request<Incoming>) -> Answer + Clone + Send + 'static,
+{
     const ROUNDS: usize = 400;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -125,13 +144,10 @@ where
     runtime.block_on(async move {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let config = Config {
-            connection_info,
-            ..Config::default()
-        };
         tokio::spawn(serve(listener, service_fn(service)).with_config(config));
         let mut socket = TcpStream::connect(addr).await.unwrap();
         socket.set_nodelay(true).unwrap();
+        socket.write_all(first).await.unwrap();
         let one = response_len(&mut socket, request).await;
         let batch = request.repeat(depth);
         let mut buf = vec![0u8; one * depth];
@@ -186,4 +202,27 @@ fn connection_info_costs_three_allocations() {
     let axum = f64::from(u8::from(AXUM_INFO.load(Ordering::Relaxed)));
     assert_eq!(typed_allocs, 3.0 + axum);
     assert_eq!(bare_allocs, 5.0 + axum);
+}
+
+/// Behind a balancer: the PROXY header is read once per connection, and a
+/// keep-alive request then costs what it costs without one (its
+/// `ConnectionInfo` names the client through a shared pointer).
+#[test]
+fn a_proxy_header_costs_no_allocation_per_request() {
+    let header: &[u8] = b"PROXY TCP4 203.0.113.7 192.0.2.1 51000 443\r\n";
+    let with = |connection_info| Config {
+        connection_info,
+        proxy_protocol: Some(ringstream::server::ProxyProtocol::from(["127.0.0.0/8"
+            .parse()
+            .unwrap()])),
+        ..Config::default()
+    };
+    assert_eq!(per_request_with(typed, with(false), header, GET, 1), 0.0);
+    assert_eq!(per_request_with(typed, with(false), header, GET, 16), 0.0);
+    let axum = f64::from(u8::from(AXUM_INFO.load(Ordering::Relaxed)));
+    let typed_allocs = per_request_with(typed, with(true), header, GET, 1);
+    assert!(
+        typed_allocs == 3.0 || typed_allocs == 3.0 + axum.max(1.0),
+        "{typed_allocs}"
+    );
 }

@@ -276,42 +276,55 @@ where
         }
     }
     let (framing, connection) = decide(&seen);
+    // The blank line that ends the head joins the last field line: most
+    // heads end with their framing field, written in one piece with it.
+    let ends_here = connection.is_empty();
     match framing {
         ResponseFraming::NoBody {
             content_length: Some(n),
         }
-        | ResponseFraming::Length(n) => {
-            out.put(b"content-length: ")?;
-            write_u64(out, n)?;
-            out.put(CRLF)?;
-        }
+        | ResponseFraming::Length(n) => write_length_line(out, n, ends_here)?,
+        ResponseFraming::Chunked if ends_here => out.put(b"transfer-encoding: chunked\r\n\r\n")?,
         ResponseFraming::Chunked => out.put(b"transfer-encoding: chunked\r\n")?,
         ResponseFraming::NoBody {
             content_length: None,
         }
-        | ResponseFraming::CloseDelimited => {}
+        | ResponseFraming::CloseDelimited => {
+            if ends_here {
+                out.put(CRLF)?;
+            }
+        }
     }
-    if !connection.is_empty() {
+    if !ends_here {
         out.put(b"connection: ")?;
         out.put(connection)?;
-        out.put(CRLF)?;
+        out.put(b"\r\n\r\n")?;
     }
-    out.put(CRLF)?;
     Ok(())
 }
 
-/// `HTTP/1.x ddd reason\r\n`.
+/// `HTTP/1.x ddd reason\r\n`: one copy for the common statuses.
+#[inline]
 fn write_status_line<O>(out: &mut O, head: &ResponseHead<'_>) -> Result<(), Error>
 where
     O: WriteBuf + ?Sized,
 {
-    let status = head.status;
     if head.reason.is_none() && head.version == Version::Http11 {
-        if let Some(line) = common_status_line(status) {
+        if let Some(line) = common_status_line(head.status) {
             out.put(line)?;
             return Ok(());
         }
     }
+    write_any_status_line(out, head)
+}
+
+/// [`write_status_line`] for any status, version and reason.
+#[inline(never)]
+fn write_any_status_line<O>(out: &mut O, head: &ResponseHead<'_>) -> Result<(), Error>
+where
+    O: WriteBuf + ?Sized,
+{
+    let status = head.status;
     if !(100..=999).contains(&status) {
         return Err(Error::InvalidStatus);
     }
@@ -595,18 +608,37 @@ pub const fn reason_phrase(status: u16) -> &'static str {
     }
 }
 
-/// Appends the decimal digits of `n`.
-fn write_u64<O>(out: &mut O, mut n: u64) -> Result<(), OutOfSpace>
+/// `content-length: n\r\n`, with the blank line that ends the head when
+/// `ends_head`, written in one piece.
+#[inline]
+fn write_length_line<O>(out: &mut O, n: u64, ends_head: bool) -> Result<(), OutOfSpace>
 where
     O: WriteBuf + ?Sized,
 {
+    const NAME: &[u8; 16] = b"content-length: ";
+    const DIGITS: usize = 20;
+    // The name, right before the digits (wherever they start), the digits
+    // ending at `NAME.len() + DIGITS`, then CRLF CRLF.
+    let mut line = [0u8; NAME.len() + DIGITS + 4];
+    let end = NAME.len() + DIGITS;
+    line[end..].copy_from_slice(b"\r\n\r\n");
+    let start = write_digits(&mut line[..end], n);
+    let from = start - NAME.len();
+    line[from..start].copy_from_slice(NAME);
+    let to = if ends_head { end + 4 } else { end + 2 };
+    out.put(&line[from..to])
+}
+
+/// Writes `n` in decimal at the end of `buf` (at least 20 bytes long) and
+/// returns where its digits start.
+#[inline]
+fn write_digits(buf: &mut [u8], mut n: u64) -> usize {
     /// "00" to "99".
     const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
         2021222324252627282930313233343536373839\
         4041424344454647484950515253545556575859\
         6061626364656667686970717273747576777879\
         8081828384858687888990919293949596979899";
-    let mut buf = [0u8; 20];
     let mut i = buf.len();
     // Two digits per division.
     while n >= 100 {
@@ -623,7 +655,7 @@ where
         i -= 1;
         buf[i] = b'0' + n as u8;
     }
-    out.put(&buf[i..])
+    i
 }
 
 #[cfg(test)]
@@ -667,29 +699,39 @@ mod tests {
     }
 
     #[test]
-    fn write_u64_formats_extremes() {
-        let mut storage = [0u8; 22];
+    fn the_length_line_formats_extremes() {
+        let mut storage = [0u8; 80];
         let mut out = SliceBuf::new(&mut storage);
-        write_u64(&mut out, 0).unwrap();
-        out.put(b" ").unwrap();
-        write_u64(&mut out, u64::MAX).unwrap();
-        assert_eq!(out.written(), b"0 18446744073709551615");
-        assert_eq!(write_u64(&mut out, 1), Err(OutOfSpace));
+        write_length_line(&mut out, 0, false).unwrap();
+        write_length_line(&mut out, u64::MAX, true).unwrap();
+        assert_eq!(
+            out.written(),
+            b"content-length: 0\r\ncontent-length: 18446744073709551615\r\n\r\n"
+        );
+        // All or nothing: 19 bytes do not fit in 18.
+        let mut storage = [0u8; 18];
+        let mut out = SliceBuf::new(&mut storage);
+        assert_eq!(write_length_line(&mut out, 1, false), Err(OutOfSpace));
+        assert_eq!(out.written(), b"");
     }
 
     #[test]
-    fn write_u64_matches_display() {
+    fn the_length_line_matches_display() {
         let mut n = 1u64;
         let mut values = alloc::vec![0u64, 9, 10, 99, 100, 101, 999, 1000, 40960, u64::MAX];
         while let Some(next) = n.checked_mul(7) {
             values.extend([n - 1, n, n + 1]);
             n = next;
         }
-        let mut storage = [0u8; 20];
+        let mut storage = [0u8; 48];
         for v in values {
-            let mut out = SliceBuf::new(&mut storage);
-            write_u64(&mut out, v).unwrap();
-            assert_eq!(out.written(), alloc::format!("{v}").as_bytes(), "{v}");
+            for ends_head in [false, true] {
+                let mut out = SliceBuf::new(&mut storage);
+                write_length_line(&mut out, v, ends_head).unwrap();
+                let end = if ends_head { "\r\n\r\n" } else { "\r\n" };
+                let expected = alloc::format!("content-length: {v}{end}");
+                assert_eq!(out.written(), expected.as_bytes(), "{v}");
+            }
         }
     }
 }

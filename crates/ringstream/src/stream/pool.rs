@@ -47,18 +47,20 @@ pub(crate) fn take<B>(
     None
 }
 
-/// Puts `block` in the first free slot, or drops it when there is none.
-pub(crate) fn give<B>(slots: &[Cell<Option<B>>], block: B) {
+/// Puts `block` in the first free slot (`true`), or drops it when there
+/// is none (`false`).
+pub(crate) fn give<B>(slots: &[Cell<Option<B>>], block: B) -> bool {
     let mut block = Some(block);
     for slot in slots {
         // Swaps `block` into an empty slot; a full one gives its block
         // back to be put back at once.
         block = slot.replace(block);
         if block.is_none() {
-            return;
+            return true;
         }
         block = slot.replace(block);
     }
+    false
 }
 
 /// A read block of at least `min` bytes from the pool, if it has one.

@@ -63,6 +63,7 @@ async fn a_service_event_carries_the_request_span() {
         "http.request.method=GET",
         "url.path=\"/a\"",
         "url.query=\"x=1\"",
+        "network.protocol.version=\"1.1\"",
         &format!("client.address={}", client.ip()),
         &format!("client.port={}", client.port()),
     ] {
@@ -92,6 +93,7 @@ async fn the_access_line_is_written_when_asked_for() {
     for field in [
         "http.request.method=GET",
         "http.target=/a?x=1",
+        "network.protocol.version=\"1.1\"",
         "http.response.status_code=200",
         "http.response.body.size=5",
         "duration_us=",

@@ -57,7 +57,9 @@ use crate::error::{Error, Timeout};
 use crate::stream::Stream;
 use body::BodyPump;
 use head::{HeadOutcome, HeadReader, HeadSpans};
-use trace::{failure_status, log_access, record_response, request_span, LossyText};
+use trace::{
+    failure_status, log_access, protocol_version, record_response, request_span, LossyText,
+};
 use write::ResponseDate;
 
 pub(crate) struct Connection<T, S> {
@@ -304,7 +306,13 @@ where
         // shares these bytes, so keeping them costs nothing).
         let method = LossyText(head.get(spans.method.0..spans.method.0 + spans.method.1));
         let uri = LossyText(head.get(spans.target.0..spans.target.0 + spans.target.1));
-        let span = request_span(self.info.as_ref(), request.method(), request.uri());
+        let version = protocol_version(request.version());
+        let span = request_span(
+            self.info.as_ref(),
+            request.method(),
+            request.uri(),
+            request.version(),
+        );
         // An upgrade is offered when the request asks for one, has no body
         // and the transport can be handed over.
         let mut upgrade = None;
@@ -403,7 +411,8 @@ where
         record_response(&span, status, bytes_sent);
         if let Some(at) = started {
             let _entered = span.enter();
-            log_access(&method, &uri, self.info.as_ref(), status, bytes_sent, at);
+            let info = self.info.as_ref();
+            log_access(&method, &uri, version, info, status, bytes_sent, at);
         }
         Ok(match upgrade {
             Some(pending) if status == 101 => AfterResponse::Upgrade(pending),

@@ -28,38 +28,41 @@ const MAX_CAPACITY: usize = 64;
 thread_local! {
     static SPARE: [Cell<Option<HeaderMap>>; pool::KEPT] =
         const { [const { Cell::new(None) }; pool::KEPT] };
-    static FIELDS: [Cell<Option<FieldSpans>>; pool::KEPT] =
-        const { [const { Cell::new(None) }; pool::KEPT] };
+    /// How many maps `SPARE` holds: a request finds the pool empty (its
+    /// responses had no fields) with one load.
+    static SPARE_HELD: Cell<usize> = const { Cell::new(0) };
+    /// One list: a head's fields are noted and read with no await between,
+    /// so a thread has at most one in use.
+    static FIELDS: Cell<FieldSpans> = const { Cell::new(Vec::new()) };
 }
 
-/// An empty list for a head's field spans: a kept one, or a new one.
+/// An empty list for a head's field spans: the kept one, or a new one.
 pub(super) fn take_fields() -> FieldSpans {
-    FIELDS
-        .try_with(|slots| pool::take(slots, 0, Vec::capacity))
-        .ok()
-        .flatten()
-        .unwrap_or_default()
+    FIELDS.try_with(Cell::take).unwrap_or_default()
 }
 
 /// Keeps `spans`, emptied, for a later head (unless it grew unusually
-/// large or the thread keeps enough).
+/// large).
 pub(super) fn give_fields(mut spans: FieldSpans) {
     if spans.capacity() == 0 || spans.capacity() > MAX_FIELD_SPANS {
         return;
     }
     spans.clear();
-    let _ = FIELDS.try_with(|slots| pool::give(slots, spans));
+    let _ = FIELDS.try_with(|kept| kept.set(spans));
 }
 
 /// Gives the empty `map` room for `fields` fields: a kept map takes its
 /// place, or it makes room itself.
 pub(super) fn make_room(map: &mut HeaderMap, fields: usize) {
-    let kept = SPARE
-        .try_with(|slots| pool::take(slots, 0, HeaderMap::capacity))
-        .ok()
-        .flatten();
-    if let Some(kept) = kept {
-        *map = kept;
+    if SPARE_HELD.try_with(Cell::get).unwrap_or(0) != 0 {
+        let kept = SPARE
+            .try_with(|slots| pool::take(slots, 0, HeaderMap::capacity))
+            .ok()
+            .flatten();
+        if let Some(kept) = kept {
+            SPARE_HELD.with(|held| held.set(held.get().saturating_sub(1)));
+            *map = kept;
+        }
     }
     map.reserve(fields);
 }
@@ -73,7 +76,9 @@ pub(super) fn give(map: &mut HeaderMap) {
     }
     let mut map = std::mem::take(map);
     map.clear();
-    let _ = SPARE.try_with(|slots| pool::give(slots, map));
+    if let Ok(true) = SPARE.try_with(|slots| pool::give(slots, map)) {
+        SPARE_HELD.with(|held| held.set(held.get() + 1));
+    }
 }
 
 #[cfg(test)]
@@ -88,6 +93,7 @@ mod tests {
             .with(|slots| pool::take(slots, 0, HeaderMap::capacity))
             .is_some()
         {}
+        SPARE_HELD.with(|held| held.set(0));
         let mut map = HeaderMap::with_capacity(8);
         map.insert(HOST, "a".parse().unwrap());
         let room = map.capacity();
@@ -106,10 +112,7 @@ mod tests {
 
     #[test]
     fn a_span_list_comes_back_empty_with_its_room_unless_it_is_large() {
-        while FIELDS
-            .with(|slots| pool::take(slots, 0, Vec::capacity))
-            .is_some()
-        {}
+        FIELDS.with(Cell::take);
         let mut spans = take_fields();
         assert_eq!(spans.capacity(), 0, "nothing kept yet");
         spans.push(((0, 4), (6, 3)));

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use http::{Method, Uri};
+use http::{Method, Uri, Version};
 use tracing::field::{display, Empty};
 use tracing::Span;
 
@@ -26,11 +26,20 @@ use crate::server::addr::{Addr, ConnectionInfo};
 /// The access line names the request target as it arrived `http.target`
 /// (path and query), and the time from the head to the last byte handed
 /// to the socket `duration_us`.
-pub(super) fn request_span(info: Option<&ConnectionInfo>, method: &Method, uri: &Uri) -> Span {
+///
+/// Both carry `network.protocol.version`: `"1.1"` (or `"1.0"` for an
+/// HTTP/1.0 request), as HTTP/2's carry `"2"`.
+pub(super) fn request_span(
+    info: Option<&ConnectionInfo>,
+    method: &Method,
+    uri: &Uri,
+    version: Version,
+) -> Span {
     let span = tracing::info_span!(
         target: "ringstream::request",
         "request",
         http.request.method = %method,
+        network.protocol.version = protocol_version(version),
         url.path = uri.path(),
         url.query = Empty,
         client.address = Empty,
@@ -47,6 +56,15 @@ pub(super) fn request_span(info: Option<&ConnectionInfo>, method: &Method, uri: 
         }
     }
     span
+}
+
+/// The `network.protocol.version` of an HTTP/1.x request.
+pub(super) fn protocol_version(version: Version) -> &'static str {
+    if version == Version::HTTP_10 {
+        "1.0"
+    } else {
+        "1.1"
+    }
 }
 
 fn record_client(span: &Span, addr: &Addr) {
@@ -75,6 +93,7 @@ pub(super) fn record_response(span: &Span, status: u16, bytes: u64) {
 pub(super) fn log_access(
     method: &LossyText<'_>,
     uri: &LossyText<'_>,
+    version: &'static str,
     info: Option<&ConnectionInfo>,
     status: u16,
     bytes: u64,
@@ -85,6 +104,7 @@ pub(super) fn log_access(
         duration_us = started.elapsed().as_micros() as u64,
         "http.request.method" = %method,
         "http.target" = %uri,
+        "network.protocol.version" = version,
         "client.address" = info.map(|i| display(i.remote_addr())),
         "http.response.status_code" = status,
         "http.response.body.size" = bytes,

@@ -1,7 +1,7 @@
 //! Version 2's extensions: type, 16-bit length, value; and the types the
 //! specification and the cloud balancers define.
 
-use super::Error;
+use super::error::Error;
 
 /// `PP2_TYPE_ALPN`: the protocol the client negotiated with the balancer.
 pub(super) const ALPN: u8 = 0x01;
@@ -37,7 +37,7 @@ pub struct Tlv<'a> {
 }
 
 /// The extensions of a version 2 header, in order (see
-/// [`Header::tlvs`](super::Header::tlvs)).
+/// [`Header::tlvs`](super::header::Header::tlvs)).
 ///
 /// # Examples
 ///
@@ -69,7 +69,7 @@ impl<'a> Tlvs<'a> {
     }
 
     /// The extensions in `bytes` (a header's extension bytes, as
-    /// [`Header::tlvs`](super::Header::tlvs) reads them), or none if they
+    /// [`Header::tlvs`](super::header::Header::tlvs) reads them), or none if they
     /// do not each fit.
     ///
     /// # Examples

@@ -4,7 +4,11 @@
 
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use super::{Command, Error, Header, MAX_V1_LEN};
+use super::error::Error;
+use super::header::{Command, Header};
+
+/// The longest version 1 header, CRLF included (the specification's 107).
+pub const MAX_V1_LEN: usize = 107;
 
 const PREFIX: &[u8] = b"PROXY ";
 

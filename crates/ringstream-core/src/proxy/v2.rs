@@ -4,8 +4,10 @@
 
 use core::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 
+use super::crc32c;
+use super::error::Error;
+use super::header::{Command, Header};
 use super::tlv::{self, Tlvs};
-use super::{crc32c, Command, Error, Header};
 
 /// The 12 bytes every version 2 header starts with.
 pub const SIGNATURE: [u8; 12] = *b"\r\n\r\n\0\r\nQUIT\n";

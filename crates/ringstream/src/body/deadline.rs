@@ -22,6 +22,19 @@ pub(crate) struct BodyDeadlines {
 }
 
 impl BodyDeadlines {
+    /// Whether a deadline is measured from the body's first read (the rate
+    /// or the total): its start must then be noted.
+    pub(crate) fn measures_the_whole(&self) -> bool {
+        self.min_rate > 0 || self.total.is_some()
+    }
+
+    /// Whether a body first read at `started` has run past its total
+    /// deadline at `now`, however fast its bytes came.
+    pub(crate) fn past_total(&self, now: Instant, started: Instant) -> bool {
+        self.total
+            .is_some_and(|total| now.saturating_duration_since(started) >= total)
+    }
+
     /// The deadline of a read that starts waiting `now`, for a body first
     /// read at `started` that has delivered `received` bytes, and the
     /// timeout it ends in.

@@ -33,7 +33,12 @@ struct Http2Source {
 
 impl DirectSource for Http2Source {
     fn poll_pull(&mut self, cx: &mut Context<'_>) -> Poll<Result<BodyPiece, Error>> {
-        self.started.get_or_insert_with(Instant::now);
+        if self.deadlines.measures_the_whole() {
+            let started = *self.started.get_or_insert_with(Instant::now);
+            if self.deadlines.past_total(Instant::now(), started) {
+                return Poll::Ready(Err(Error::TimedOut(Timeout::RequestBodyTotal)));
+            }
+        }
         let data = if self.recv.is_end_stream() {
             None
         } else {

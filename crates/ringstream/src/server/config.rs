@@ -7,6 +7,7 @@ use ringstream_core::Limits;
 use super::drain::Drain;
 use super::h2::Http2Options;
 use super::proxy::ProxyProtocol;
+use crate::body::BodyDeadlines;
 use crate::stream::StreamOptions;
 
 /// The limits and timeouts of a [`Server`](super::Server).
@@ -159,6 +160,17 @@ impl Default for Config {
             http2: Http2Options::default(),
             proxy_protocol: None,
             drain: Drain::new(),
+        }
+    }
+}
+
+impl Config {
+    /// The deadlines a request body is read under.
+    pub(crate) fn body_deadlines(&self) -> BodyDeadlines {
+        BodyDeadlines {
+            read: self.body_read_timeout,
+            min_rate: self.body_min_rate,
+            total: self.body_timeout,
         }
     }
 }

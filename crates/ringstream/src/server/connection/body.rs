@@ -10,7 +10,7 @@ use ringstream_core::h1::{BodyState, Decoder, Exchange};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::{sleep_until, Sleep};
 
-use crate::body::{poll_body, BodyPiece, BodySender, Incoming};
+use crate::body::{poll_body, BodyDeadlines, BodyPiece, BodySender, Incoming};
 use crate::error::{Error, Timeout};
 use crate::server::config::Config;
 use crate::stream::Stream;
@@ -24,15 +24,12 @@ pub(super) struct BodyPump {
     /// The per-read body timeout, made on the first read that waits.
     timer: Option<Pin<Box<Sleep>>>,
     timer_armed: bool,
-    timeout: std::time::Duration,
-    /// The slowest transfer allowed (bytes per second; 0: none), and what
-    /// it is measured over: when the first read of the body began, and
-    /// the body bytes received since.
-    min_rate: u64,
+    /// The per-read, minimum-rate and total deadlines, and what they are
+    /// measured over: when the first read of the body began, and the body
+    /// bytes received since.
+    deadlines: BodyDeadlines,
     started: Option<tokio::time::Instant>,
     received: u64,
-    /// The whole body's deadline, counted from `started`.
-    total: Option<std::time::Duration>,
 }
 
 /// A failure of the request body (framing, timeout, I/O) that ends the
@@ -49,11 +46,9 @@ impl BodyPump {
             complete: exchange.body_framing().is_empty(),
             timer: None,
             timer_armed: false,
-            timeout: config.body_read_timeout,
-            min_rate: config.body_min_rate,
+            deadlines: config.body_deadlines(),
             started: None,
             received: 0,
-            total: config.body_timeout,
         }
     }
 
@@ -113,7 +108,7 @@ impl BodyPump {
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
-        if self.total.is_some() {
+        if self.deadlines.total.is_some() {
             if let Some(failure) = self.past_total() {
                 return Err(failure);
             }
@@ -127,7 +122,7 @@ impl BodyPump {
         if let Some(invitation) = exchange.body_wanted() {
             stream.buffer_write(invitation);
         }
-        if (self.min_rate > 0 || self.total.is_some()) && self.started.is_none() {
+        if self.deadlines.measures_the_whole() && self.started.is_none() {
             self.started = Some(tokio::time::Instant::now());
         }
         match poll_body(stream, &mut self.decoder, cx) {
@@ -159,20 +154,7 @@ impl BodyPump {
     fn poll_timeout(&mut self, cx: &mut Context<'_>) -> Result<bool, BodyFailure> {
         let now = tokio::time::Instant::now();
         let started = *self.started.get_or_insert(now);
-        let mut deadline = now + self.timeout;
-        let mut why = Timeout::RequestBodyRead;
-        if let Some(allowed) = self.rate_deadline(started) {
-            if allowed < deadline {
-                deadline = allowed;
-                why = Timeout::RequestBodyRate;
-            }
-        }
-        if let Some(allowed) = self.total.and_then(|total| started.checked_add(total)) {
-            if allowed < deadline {
-                deadline = allowed;
-                why = Timeout::RequestBodyTotal;
-            }
-        }
+        let (deadline, why) = self.deadlines.next(now, started, self.received);
         let timer = self
             .timer
             .get_or_insert_with(|| Box::pin(sleep_until(deadline)));
@@ -193,9 +175,12 @@ impl BodyPump {
     /// [`Config::body_timeout`], however fast its bytes come (checked
     /// before each read, only when set).
     fn past_total(&mut self) -> Option<BodyFailure> {
-        let (total, started) = (self.total?, self.started?);
+        let started = self.started?;
         self.sender.as_ref()?;
-        if tokio::time::Instant::now().saturating_duration_since(started) < total {
+        if !self
+            .deadlines
+            .past_total(tokio::time::Instant::now(), started)
+        {
             return None;
         }
         if let Some(sender) = self.sender.take() {
@@ -204,18 +189,6 @@ impl BodyPump {
                 .put(Err(Error::TimedOut(Timeout::RequestBodyTotal)));
         }
         Some(BodyFailure(Error::TimedOut(Timeout::RequestBodyTotal)))
-    }
-
-    /// When the body has taken longer than the minimum rate allows (as
-    /// Apache's `mod_reqtimeout`: the read timeout to begin with, plus one
-    /// second for every `min_rate` bytes received).
-    fn rate_deadline(&self, started: tokio::time::Instant) -> Option<tokio::time::Instant> {
-        if self.min_rate == 0 {
-            return None;
-        }
-        let earned =
-            std::time::Duration::from_secs_f64(self.received as f64 / self.min_rate as f64);
-        started.checked_add(self.timeout)?.checked_add(earned)
     }
 }
 

@@ -29,7 +29,7 @@ use tracing::Instrument;
 
 use super::respond::{fit_head, send_response, send_status, ServerFieldValues};
 use super::tunnel::Tunnel;
-use crate::body::{BodyDeadlines, Incoming};
+use crate::body::Incoming;
 use crate::error::Error;
 use crate::server::addr::ConnectionInfo;
 use crate::server::config::Config;
@@ -256,11 +256,7 @@ fn prepare(
         parts.extensions.insert(on_upgrade);
         (Incoming::empty(), Some(TunnelOffer { recv, pending }))
     } else {
-        let deadlines = BodyDeadlines {
-            read: config.body_read_timeout,
-            min_rate: config.body_min_rate,
-            total: config.body_timeout,
-        };
+        let deadlines = config.body_deadlines();
         let body = Incoming::from_http2(recv, length, config.limits.max_body_len, deadlines);
         (body, None)
     };

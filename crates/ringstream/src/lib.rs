@@ -1,7 +1,7 @@
 //! # ringstream
 //!
-//! Buffered async streams with constant memory, and an HTTP/1.1 server
-//! built on them, on tokio.
+//! Buffered async streams with constant memory, and an HTTP/1.1 and HTTP/2
+//! server built on them, on tokio.
 //!
 //! `ringstream` is the async shell around [`ringstream_core`] (re-exported
 //! under its own name): the core is sans-IO — it is given bytes and says what they
@@ -19,8 +19,10 @@
 //! - [`ResponseStream`]: the response body handlers print into, buffered
 //!   (sent with `Content-Length`) or streaming (a bounded ring with
 //!   back-pressure).
-//! - [`server`]: an HTTP/1.1 server for any `tower_service::Service` — an
-//!   axum `Router` runs on it unchanged.
+//! - [`server`]: an HTTP/1.1 and HTTP/2 server for any
+//!   `tower_service::Service` — an axum `Router` and a tonic service run on
+//!   it unchanged; [`forwarded`]: the client of a request relayed by
+//!   trusted HTTP proxies.
 //! - [`sse`]: server-sent events with a bounded broadcaster; [`fs`]: static
 //!   files streamed from disk.
 //!

@@ -1,6 +1,9 @@
-//! The HTTP/1.1 server: serves any `tower_service::Service` over TCP (or any
-//! other transport) with keep-alive, pipelining, `Expect: 100-continue`,
-//! strict framing, limits, timeouts and graceful shutdown.
+//! The HTTP/1.1 and HTTP/2 server: serves any `tower_service::Service` over
+//! TCP (or any other transport) with keep-alive, pipelining, `Expect:
+//! 100-continue`, strict framing, limits, timeouts and graceful shutdown;
+//! HTTP/2 by ALPN over TLS and by the preface on a plain port
+//! ([`Http2Options`]); PROXY headers from trusted balancers
+//! ([`ProxyProtocol`]) and a [`Drain`] for leaving a balancer's rotation.
 //!
 //! There are two entry points, shaped like axum's:
 //!

@@ -8,6 +8,8 @@
 //!
 //! - `serve`: the connection's loop, each stream served in the
 //!   connection's task;
+//! - `stream`: one stream, its request made the service's, the service's
+//!   answer sent;
 //! - `respond`: a response out as HEADERS and DATA frames;
 //! - `tunnel`: a stream opened by an extended CONNECT (RFC 8441) as the
 //!   transport of an upgraded connection — a WebSocket over HTTP/2.
@@ -22,6 +24,8 @@ pub use options::Http2Options;
 mod respond;
 #[cfg(feature = "http2")]
 mod serve;
+#[cfg(feature = "http2")]
+mod stream;
 #[cfg(feature = "http2")]
 mod tunnel;
 

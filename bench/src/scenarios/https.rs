@@ -168,24 +168,24 @@ const JOIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// The request of the handshake cases and the idle case.
 const SMALL: &str = "/bytes/13";
 
-/// What one run measured.
-#[derive(Debug, Clone, Copy)]
-struct Sample {
+/// What one run measured (also of `h2`'s request cases).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Sample {
     /// Requests or handshakes per second.
-    rate: f64,
+    pub rate: f64,
     /// Server CPU time per request or handshake, in microseconds.
-    server_micros: f64,
+    pub server_micros: f64,
     /// Client CPU time per request or handshake, in microseconds.
-    client_micros: f64,
+    pub client_micros: f64,
     /// Server CPU time over wall time in the window.
-    server_busy: f64,
+    pub server_busy: f64,
     /// Client CPU time over wall time in the window.
-    client_busy: f64,
+    pub client_busy: f64,
     /// CPU time of everything else on the machine over wall time, in
     /// cores.
-    others_busy: f64,
+    pub others_busy: f64,
     /// Share of the handshakes in the window that were resumed.
-    resumed: f64,
+    pub resumed: f64,
 }
 
 impl Sample {
@@ -376,7 +376,7 @@ async fn probe(
 /// round by round, again up to `retries` times when disturbed; returns
 /// the samples of each server, in round order, and how many runs were
 /// repeated.
-fn alternate(
+pub(super) fn alternate(
     rounds: usize,
     retries: usize,
     mut run: impl FnMut(usize) -> anyhow::Result<Sample>,
@@ -402,11 +402,47 @@ fn alternate(
 
 /// What the closing lines say about the cases measured.
 #[derive(Debug, Default)]
-struct Notes {
+pub(super) struct Notes {
     client_bound: Vec<String>,
     both_saturated: Vec<String>,
     disturbed: Vec<String>,
-    retried: usize,
+    pub retried: usize,
+}
+
+impl Notes {
+    /// Prints the closing lines: which runs the client limited, which
+    /// saturated both cores, which were disturbed or run again.
+    pub(super) fn print(&self) {
+        if self.client_bound.is_empty() {
+            println!(
+                "client bottleneck: none (in no run was the client's core ≥ {:.0}% busy while the server's was below)",
+                SATURATED * 100.0
+            );
+        } else {
+            println!(
+                "client bottleneck: the client's core was ≥ {:.0}% busy while the server's was below in: {}",
+                SATURATED * 100.0,
+                self.client_bound.join("; ")
+            );
+        }
+        if !self.both_saturated.is_empty() {
+            println!(
+                "both cores ≥ {:.0}% busy (the rate is the limit of both; compare CPU/op) in: {}",
+                SATURATED * 100.0,
+                self.both_saturated.join("; ")
+            );
+        }
+        if self.retried > 0 {
+            println!("{} disturbed run(s) were run again", self.retried);
+        }
+        if !self.disturbed.is_empty() {
+            println!(
+                "disturbed: other work took ≥ {:.0}% of a core during a run of: {}",
+                DISTURBED * 100.0,
+                self.disturbed.join("; ")
+            );
+        }
+    }
 }
 
 /// How a case's runs of one server were limited.
@@ -440,7 +476,7 @@ fn bound(samples: &[Sample], case: &str, name: &str, notes: &mut Notes) -> &'sta
 }
 
 /// Prints the header of the request and handshake tables.
-fn print_header(unit: &str) {
+pub(super) fn print_header(unit: &str) {
     println!(
         "{:<22} {:>5}  {:>11} {:>11} {:>17}  {:>9} {:>9} {:>17}  {:>9} {:>9}  {:>6}  bound r/h",
         "case",
@@ -465,10 +501,12 @@ fn ratio(a: &[f64], b: &[f64]) -> (String, Vec<f64>) {
     (text, ratios)
 }
 
-/// Prints one case's row and adds its JSON rows.
+/// Prints one case's row (unless `json`) and adds its JSON rows, of
+/// scenario `scenario`.
 #[allow(clippy::too_many_arguments)]
-fn report_case(
-    args: &Args,
+pub(super) fn report_case(
+    scenario: &str,
+    json: bool,
     scenario_case: &str,
     label: &str,
     connections: usize,
@@ -488,7 +526,7 @@ fn report_case(
     for (i, server) in SERVERS.iter().enumerate() {
         let client = field(i, |s| s.client_micros);
         rows.push(Row {
-            scenario: "https".into(),
+            scenario: scenario.into(),
             variant: server.name().into(),
             bytes: 0,
             seconds: 1.0 / super::median(&rate[i]),
@@ -522,7 +560,7 @@ fn report_case(
             ..Row::default()
         });
     }
-    if !args.common.json {
+    if !json {
         let busy = |i: usize, f: fn(&Sample) -> f64| super::median(&field(i, f)) * 100.0;
         println!(
             "{:<22} {:>5}  {:>11.0} {:>11.0} {:>17}  {:>6.1} µs {:>6.1} µs {:>17}  {:>3.0}%/{:>3.0}% {:>3.0}%/{:>3.0}%  {:>5.0}%  {}/{}",
@@ -545,12 +583,16 @@ fn report_case(
     }
 }
 
-/// What one idle round measured of one server, in bytes.
+/// What one idle round measured of one server, in bytes (also of `h2`'s
+/// idle case).
 #[derive(Debug, Clone, Copy)]
-struct IdleSample {
-    before: u64,
-    connected: u64,
-    requested: u64,
+pub(super) struct IdleSample {
+    /// RSS after one connection and request, before the others.
+    pub before: u64,
+    /// RSS with every connection open.
+    pub connected: u64,
+    /// RSS after one request on each.
+    pub requested: u64,
 }
 
 /// Opens `n` connections to `server` with `connect`, one after another,
@@ -799,7 +841,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     notes.retried += retried;
                     let steal = super::http::steal_since(ticks)?;
                     report_case(
-                        args,
+                        "https",
+                        args.common.json,
                         "requests",
                         &format!("GET {path}"),
                         connections,
@@ -842,7 +885,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     notes.retried += retried;
                     let steal = super::http::steal_since(ticks)?;
                     report_case(
-                        args,
+                        "https",
+                        args.common.json,
                         if resume { "resumed" } else { "full" },
                         label,
                         concurrency,
@@ -880,35 +924,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         return Ok(());
     }
     if wants(Case::Requests) || wants(Case::Handshakes) {
-        if notes.client_bound.is_empty() {
-            println!(
-                "client bottleneck: none (in no run was the client's core ≥ {:.0}% busy while the server's was below)",
-                SATURATED * 100.0
-            );
-        } else {
-            println!(
-                "client bottleneck: the client's core was ≥ {:.0}% busy while the server's was below in: {}",
-                SATURATED * 100.0,
-                notes.client_bound.join("; ")
-            );
-        }
-        if !notes.both_saturated.is_empty() {
-            println!(
-                "both cores ≥ {:.0}% busy (the rate is the limit of both; compare CPU/op) in: {}",
-                SATURATED * 100.0,
-                notes.both_saturated.join("; ")
-            );
-        }
-        if notes.retried > 0 {
-            println!("{} disturbed run(s) were run again", notes.retried);
-        }
-        if !notes.disturbed.is_empty() {
-            println!(
-                "disturbed: other work took ≥ {:.0}% of a core during a run of: {}",
-                DISTURBED * 100.0,
-                notes.disturbed.join("; ")
-            );
-        }
+        notes.print();
     }
     Ok(())
 }

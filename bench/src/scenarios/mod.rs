@@ -76,6 +76,13 @@ scenarios! {
     Https => https, "https";
     /// Run an HTTPS server on ringstream or hyper + tokio-rustls (used by `https`).
     TlsPeer => tls_peer, "tls-peer";
+    /// HTTP/2: requests/s and server CPU per request of /bytes/13 and /bytes/40960 under
+    /// h2load (64 connections × 100 streams) over h2c and TLS, RSS per idle HTTP/2
+    /// connection (1,000) and RSS growth during a slowly read 1 GiB upload:
+    /// ringstream vs hyper.
+    H2 => h2, "h2";
+    /// Run an HTTP/2 server (h2c, or TLS with ALPN h2) on ringstream or hyper (used by `h2`).
+    H2Peer => h2_peer, "h2-peer";
     /// ringstream vs hyper, actix-web, xitca-web and may_minihttp, --workers threads each
     /// (one by default; ringstream also with --reuse-port above one): requests/s and server
     /// CPU per request of /bytes/13 (1, 64, 256 connections; 16-deep pipelined) and

@@ -1,9 +1,9 @@
 //! Starting the servers under test as child processes: `ringstream serve`,
 //! the hyper peer (`ringstream-bench hyper-peer`), the WebSocket peers
 //! (`ringstream-bench ws-peer`), the HTTPS servers (`ringstream-bench
-//! tls-peer`) and the framework peers of `bench/peers` (`peer-actix`,
-//! `peer-xitca`, `peer-may`), and reading their CPU time and memory from
-//! `/proc`.
+//! tls-peer`), the HTTP/2 servers (`ringstream-bench h2-peer`) and the
+//! framework peers of `bench/peers` (`peer-actix`, `peer-xitca`,
+//! `peer-may`), and reading their CPU time and memory from `/proc`.
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
@@ -48,21 +48,7 @@ impl ServerProcess {
     /// from the virtual CPU is not in it, which makes it steadier than
     /// wall-clock throughput on a shared machine.
     pub fn cpu_ns(&self) -> anyhow::Result<u64> {
-        let mut total = 0u64;
-        for task in std::fs::read_dir(format!("/proc/{}/task", self.pid()))? {
-            let path = task?.path().join("schedstat");
-            // A thread may exit between the listing and the read.
-            let Ok(text) = std::fs::read_to_string(path) else {
-                continue;
-            };
-            let ran: u64 = text
-                .split_whitespace()
-                .next()
-                .context("empty schedstat")?
-                .parse()?;
-            total += ran;
-        }
-        Ok(total)
+        cpu_ns_of(self.pid())
     }
 
     /// CPU time each live thread of the process has run so far: its
@@ -124,6 +110,28 @@ fn proc_status_kib(pid: u32, key: &str) -> anyhow::Result<u64> {
         .trim()
         .parse()?;
     Ok(kib)
+}
+
+/// CPU time the live threads of process `pid` have run so far, in
+/// nanoseconds: the sum of `/proc/PID/task/*/schedstat` (see
+/// [`ServerProcess::cpu_ns`]). Also read of load clients (h2load) that
+/// run as child processes.
+pub fn cpu_ns_of(pid: u32) -> anyhow::Result<u64> {
+    let mut total = 0u64;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        let path = task?.path().join("schedstat");
+        // A thread may exit between the listing and the read.
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let ran: u64 = text
+            .split_whitespace()
+            .next()
+            .context("empty schedstat")?
+            .parse()?;
+        total += ran;
+    }
+    Ok(total)
 }
 
 fn free_port() -> anyhow::Result<SocketAddr> {
@@ -311,6 +319,38 @@ pub fn start_tls_peer(
         .stderr(Stdio::inherit())
         .spawn()
         .with_context(|| format!("starting the {} TLS peer", implementation.name()))?;
+    wait_ready(ServerProcess {
+        name: implementation.name(),
+        addr,
+        child,
+    })
+}
+
+/// Start an HTTP/2 server (`ringstream-bench h2-peer`) on
+/// `implementation` with `workers` runtime threads, on `cpus` if given:
+/// over TLS with the PEM files of `tls` (certificate, key), else h2c;
+/// with `extra` flags (`--slow-upload`).
+pub fn start_h2_peer(
+    implementation: super::tls_peer::TlsImpl,
+    tls: Option<(&std::path::Path, &std::path::Path)>,
+    workers: usize,
+    cpus: Option<&str>,
+    extra: &[&str],
+) -> anyhow::Result<ServerProcess> {
+    let addr = free_port()?;
+    let mut cmd = pinned(&std::env::current_exe()?, cpus);
+    cmd.args(["h2-peer", "--impl", implementation.name(), "--addr"])
+        .arg(addr.to_string())
+        .args(["--workers", &workers.to_string()])
+        .args(extra);
+    if let Some((cert, key)) = tls {
+        cmd.arg("--cert").arg(cert).arg("--key").arg(key);
+    }
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("starting the {} HTTP/2 peer", implementation.name()))?;
     wait_ready(ServerProcess {
         name: implementation.name(),
         addr,

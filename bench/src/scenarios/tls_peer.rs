@@ -151,33 +151,48 @@ async fn hyper_conn<I>(io: I, last_page: Arc<AtomicUsize>, app: App)
 where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let service = service_fn(move |req| {
-        let answer = crate::peer::handle(req, last_page.clone(), app.clone());
-        async move {
-            let mut response = answer.await?;
-            response
-                .headers_mut()
-                .insert(http::header::SERVER, HeaderValue::from_static("hyper"));
-            Ok::<_, Infallible>(response)
-        }
-    });
+    let service = service_fn(move |req| hyper_answer(req, last_page.clone(), app.clone()));
     let _ = hyper::server::conn::http1::Builder::new()
         .serve_connection(TokioIo::new(io), service)
         .await;
+}
+
+/// The hyper peers' answer to `req` (also `h2-peer`'s): the handler of
+/// `http`'s hyper peer with a `Server` header, as ringstream sends one.
+pub async fn hyper_answer(
+    req: http::Request<hyper::body::Incoming>,
+    last_page: Arc<AtomicUsize>,
+    app: App,
+) -> Result<http::Response<ringstream_cli::app::AppBody>, Infallible> {
+    let mut response = crate::peer::handle(req, last_page, app).await?;
+    response
+        .headers_mut()
+        .insert(http::header::SERVER, HeaderValue::from_static("hyper"));
+    Ok(response)
 }
 
 /// The hyper peer's TLS configuration, as a hyper user writes it: the
 /// default provider, safe default versions, one certificate, ALPN and
 /// session tickets (rustls' server sends none without a ticketer).
 fn hyper_server_config(args: &Args) -> anyhow::Result<rustls::ServerConfig> {
-    let certs = CertificateDer::pem_file_iter(&args.cert)?.collect::<Result<Vec<_>, _>>()?;
-    let key = PrivateKeyDer::from_pem_file(&args.key)?;
+    hyper_tls_config(&args.cert, &args.key, &[b"http/1.1"])
+}
+
+/// A rustls `ServerConfig` as a hyper user writes one, from PEM files,
+/// offering the protocols `alpn` (`http/1.1` here, `h2` in `h2-peer`).
+pub fn hyper_tls_config(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+    alpn: &[&[u8]],
+) -> anyhow::Result<rustls::ServerConfig> {
+    let certs = CertificateDer::pem_file_iter(cert)?.collect::<Result<Vec<_>, _>>()?;
+    let key = PrivateKeyDer::from_pem_file(key)?;
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
         .with_no_client_auth()
         .with_single_cert(certs, key)?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()?;
     Ok(config)
 }

@@ -32,6 +32,10 @@ impl<T: AsyncRead + Unpin> AsyncRead for Rewind<T> {
             let n = this.read_back.len().min(buf.remaining());
             buf.put_slice(&this.read_back[..n]);
             this.read_back.advance(n);
+            if this.read_back.is_empty() {
+                // Emptied: let go of the block it was cut from.
+                this.read_back = Bytes::new();
+            }
             return Poll::Ready(Ok(()));
         }
         Pin::new(&mut this.io).poll_read(cx, buf)

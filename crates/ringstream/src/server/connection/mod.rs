@@ -262,7 +262,7 @@ where
         crate::server::h2::Http2Connection<S>,
     ) {
         let Connection {
-            mut stream,
+            stream,
             service,
             config,
             metrics,
@@ -270,7 +270,10 @@ where
             info,
             ..
         } = self;
-        let read = stream.split_buffered(stream.buffered().len());
+        // A copy of the few bytes read (the preface, perhaps the first
+        // frames): the read block goes back to the thread's pool with the
+        // stream, not kept for the connection's life.
+        let read = bytes::Bytes::copy_from_slice(stream.buffered());
         let io = crate::server::rewind::Rewind::new(read, stream.into_inner());
         let http2 = crate::server::h2::Http2Connection {
             service,

@@ -12,6 +12,7 @@
 use std::future::poll_fn;
 use std::pin::pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -109,8 +110,17 @@ where
                     shutdown.slot().set_idle(unix_millis());
                 }
             }
-            accepted = conn.accept() => match accepted {
-                Some(Ok((request, respond))) => {
+            accepted = conn.accept() => {
+                let mut next = accepted;
+                loop {
+                    let (request, respond) = match next {
+                        Some(Ok(stream)) => stream,
+                        Some(Err(e)) => {
+                            tracing::debug!(error = %e, "HTTP/2 connection failed");
+                            return Err(Error::Http2(e));
+                        }
+                        None => return Ok(()),
+                    };
                     metrics.record_http2_request();
                     if streams.is_empty() && !shutdown.slot().set_busy() && !going_away {
                         // The slot was promised to a new client just
@@ -120,28 +130,31 @@ where
                         going_away = true;
                     }
                     let fields = dates.now();
-                    let stream = match prepare(request, respond, &config, info.as_ref(), &fields) {
-                        Some(prepared) => prepared,
-                        None => continue,
-                    };
-                    let ready = poll_fn(|cx| service.poll_ready(cx))
-                        .await
-                        .map_err(|e| e.into().to_string());
-                    if let Err(e) = ready {
-                        tracing::error!(error = %e, "service not ready");
-                        send_status(stream.respond, StatusCode::SERVICE_UNAVAILABLE, &fields);
-                        continue;
+                    if let Some(stream) = prepare(request, respond, &config, info.as_ref(), &fields) {
+                        let ready = poll_fn(|cx| service.poll_ready(cx))
+                            .await
+                            .map_err(|e| e.into().to_string());
+                        match ready {
+                            Ok(()) => {
+                                let future = service.call(stream.request);
+                                let tunnel = stream.tunnel.map(|offer| (offer, shutdown.receiver()));
+                                streams.push(serve_stream(future, stream.respond, stream.log, tunnel, fields, &config, &metrics));
+                            }
+                            Err(e) => {
+                                tracing::error!(error = %e, "service not ready");
+                                send_status(stream.respond, StatusCode::SERVICE_UNAVAILABLE, &fields);
+                            }
+                        }
                     }
-                    let future = service.call(stream.request);
-                    let tunnel = stream.tunnel.map(|offer| (offer, shutdown.receiver()));
-                    streams.push(serve_stream(future, stream.respond, stream.log, tunnel, fields, &config, &metrics));
+                    // The streams that came with it are taken before any
+                    // is served (taking one writes what is queued), so
+                    // their responses leave together.
+                    match poll_fn(|cx| Poll::Ready(conn.poll_accept(cx))).await {
+                        Poll::Ready(more) => next = more,
+                        Poll::Pending => break,
+                    }
                 }
-                Some(Err(e)) => {
-                    tracing::debug!(error = %e, "HTTP/2 connection failed");
-                    return Err(Error::Http2(e));
-                }
-                None => return Ok(()),
-            },
+            }
             () = &mut idle, if streams.is_empty() && !going_away => {
                 conn.graceful_shutdown();
                 going_away = true;

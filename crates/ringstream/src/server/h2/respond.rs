@@ -120,8 +120,8 @@ pub(super) fn send_status(
 
 /// The body out as DATA frames: each frame of the body is polled before
 /// any window is reserved for it (a window reserved ahead could starve the
-/// other streams), then sent in pieces as the window allows, the last one
-/// with END_STREAM. A client reset ends it at once.
+/// other streams), then handed to `h2` once the stream has room, the last
+/// one with END_STREAM. A client reset ends it at once.
 async fn send_body<B>(
     mut send: SendStream<Bytes>,
     body: B,
@@ -162,7 +162,7 @@ where
             }
             Ok(Some(Ok(frame))) => frame,
         };
-        let mut data = match frame.into_data() {
+        let data = match frame.into_data() {
             Ok(mut data) => data.copy_to_bytes(data.remaining()),
             Err(frame) => {
                 if let Ok(mut trailers) = frame.into_trailers() {
@@ -179,26 +179,23 @@ where
         if data.is_empty() && !last {
             continue;
         }
-        loop {
-            let room = window(&mut send, data.len(), write_timeout).await?;
-            let piece = data.split_to(room.min(data.len()));
-            sent += piece.len() as u64;
-            let end = last && data.is_empty();
-            send.send_data(piece, end)?;
-            if data.is_empty() {
-                break;
-            }
-        }
+        // Handed over whole once the stream has room (its window, and
+        // under `h2`'s cap on what a stream buffers): `h2` frames it as the
+        // window allows, and the next piece of the body is polled only
+        // when room is back, so what waits to be sent stays bounded.
+        window(&mut send, data.len(), write_timeout).await?;
+        sent += data.len() as u64;
+        send.send_data(data, last)?;
         if last {
             return Ok(sent);
         }
     }
 }
 
-/// Room in the client's window for up to `wanted` bytes (at least one
-/// byte; any when `wanted` is 0), waited for under `write_timeout`: a
-/// client that stops reading has its stream reset (`CANCEL`) when it runs
-/// out.
+/// Room for up to `wanted` bytes reserved, and waited for until the
+/// stream has some (at least one byte; none is waited for when `wanted`
+/// is 0), under `write_timeout`: a client that stops reading has its
+/// stream reset (`CANCEL`) when it runs out.
 async fn window(
     send: &mut SendStream<Bytes>,
     wanted: usize,

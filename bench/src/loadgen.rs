@@ -234,6 +234,9 @@ pub struct Load {
     pub connections: usize,
     /// The body length every response must have, if known.
     pub body_len: Option<u64>,
+    /// Bytes each connection sends once, before its first request (a
+    /// PROXY header); empty for none.
+    pub preamble: Vec<u8>,
 }
 
 /// What [`run`] counted in its measured window.
@@ -282,8 +285,9 @@ pub fn run(
     let mut events = Events::with_capacity(1024);
     let mut conns = Vec::with_capacity(load.connections);
     for i in 0..load.connections {
-        let stream = std::net::TcpStream::connect(load.addr)?;
+        let mut stream = std::net::TcpStream::connect(load.addr)?;
         stream.set_nodelay(true)?;
+        stream.write_all(&load.preamble)?;
         stream.set_nonblocking(true)?;
         let mut stream = TcpStream::from_std(stream);
         poll.registry()
@@ -738,6 +742,7 @@ mod tests {
             depth: 4,
             connections: 8,
             body_len: Some(3000),
+            preamble: Vec::new(),
         };
         let counts = run(
             &load,
@@ -772,6 +777,7 @@ mod tests {
             depth: 1,
             connections: 2,
             body_len: Some(13),
+            preamble: Vec::new(),
         };
         let e = run(&load, Duration::ZERO, Duration::from_millis(50), || {}).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
@@ -812,6 +818,7 @@ mod tests {
                 depth,
                 connections,
                 body_len: Some(size),
+                preamble: Vec::new(),
             };
             let counts = run(&load, Duration::ZERO, Duration::from_millis(100), || {}).unwrap();
             assert!(counts.responses >= 50, "{counts:?}");

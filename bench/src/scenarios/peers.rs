@@ -178,6 +178,10 @@ pub enum Server {
     Ringstream,
     /// `ringstream serve --workers N --reuse-port --no-access-log`.
     RingstreamReuseport,
+    /// `ringstream serve --workers N --no-access-log --proxy-protocol
+    /// --proxy-from 127.0.0.1/32`, each connection opened with a PROXY v1
+    /// header: what a PROXY header costs.
+    RingstreamProxy,
     /// The hyper 1.x peer (`hyper-peer --workers N`).
     Hyper,
     /// `peer-actix`: actix-web 4, `workers(N)`.
@@ -194,6 +198,7 @@ impl Server {
         match self {
             Server::Ringstream => "ringstream",
             Server::RingstreamReuseport => "ringstream-reuseport",
+            Server::RingstreamProxy => "ringstream-proxy",
             Server::Hyper => "hyper",
             Server::Actix => "actix-web",
             Server::Xitca => "xitca-web",
@@ -201,10 +206,21 @@ impl Server {
         }
     }
 
+    /// What each connection sends before its first request.
+    fn preamble(self) -> &'static [u8] {
+        match self {
+            Server::RingstreamProxy => b"PROXY TCP4 192.0.2.7 127.0.0.1 51000 8080\r\n",
+            _ => b"",
+        }
+    }
+
     /// The binary of `bench/peers` it runs, for the framework peers.
     fn binary(self) -> Option<&'static str> {
         match self {
-            Server::Ringstream | Server::RingstreamReuseport | Server::Hyper => None,
+            Server::Ringstream
+            | Server::RingstreamReuseport
+            | Server::RingstreamProxy
+            | Server::Hyper => None,
             Server::Actix => Some("peer-actix"),
             Server::Xitca => Some("peer-xitca"),
             Server::May => Some("peer-may"),
@@ -532,6 +548,13 @@ impl Launcher {
                 process.name = server.name();
                 Ok(process)
             }
+            Server::RingstreamProxy => {
+                let proxy = ["--proxy-protocol", "--proxy-from", "127.0.0.1/32"];
+                let mut process =
+                    start_ringstream_with(self.workers, cpus, &[&flags[..], &proxy].concat())?;
+                process.name = server.name();
+                Ok(process)
+            }
             Server::Hyper => start_hyper(self.workers, cpus),
             _ => {
                 let path = self
@@ -576,10 +599,11 @@ fn expected_body(n: u64) -> Vec<u8> {
 /// Checks what `server` answers to `/bytes/{n}` for each of `sizes`;
 /// returns the fields of the first answer's head, for the table's
 /// heading.
-fn check(server: &ServerProcess, sizes: &[u64]) -> anyhow::Result<String> {
+fn check(server: &ServerProcess, preamble: &[u8], sizes: &[u64]) -> anyhow::Result<String> {
     let mut summary = String::new();
     for &n in sizes {
-        let probed = loadgen::probe(server.addr, &loadgen::get(&format!("/bytes/{n}")))
+        let request = [preamble, &loadgen::get(&format!("/bytes/{n}"))].concat();
+        let probed = loadgen::probe(server.addr, &request)
             .with_context(|| format!("GET /bytes/{n} from {}", server.name))?;
         anyhow::ensure!(
             probed.body == expected_body(n),
@@ -673,25 +697,26 @@ fn request_case(
     rows: &mut Vec<Row>,
     notes: &mut Notes,
 ) -> anyhow::Result<()> {
-    let load = |addr: SocketAddr| Load {
+    let load = |server: Server, addr: SocketAddr| Load {
         addr,
         request: loadgen::get(&format!("/bytes/{}", case.size)),
         depth: case.depth,
         connections: case.connections,
         body_len: Some(case.size),
+        preamble: server.preamble().to_vec(),
     };
     let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); servers.len()];
     for round in 0..args.rounds {
         for i in super::rounds::indices(round, servers.len()) {
-            let process = &servers[i].1;
-            let mut sample = measure(process, &load(process.addr), args, place)?;
+            let (server, process) = (servers[i].0, &servers[i].1);
+            let mut sample = measure(process, &load(server, process.addr), args, place)?;
             for _ in 0..args.retries {
                 if sample.others_busy < DISTURBED {
                     break;
                 }
                 notes.retried += 1;
                 std::thread::sleep(Duration::from_secs(1));
-                sample = measure(process, &load(process.addr), args, place)?;
+                sample = measure(process, &load(server, process.addr), args, place)?;
             }
             samples[i].push(sample);
         }
@@ -832,6 +857,7 @@ fn idle(
         let mut samples: Vec<Vec<IdleSample>> = vec![Vec::new(); servers.len()];
         for round in 0..args.rounds {
             for i in super::rounds::indices(round, servers.len()) {
+                let request = [servers[i].preamble(), &request[..]].concat();
                 let server = launcher.start(servers[i])?;
                 let addr = server.addr;
                 // One request first, so that what the first connection
@@ -1010,7 +1036,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         for &server in &servers {
             let outcome = launcher
                 .start(server)
-                .and_then(|process| check(&process, &sizes));
+                .and_then(|process| check(&process, server.preamble(), &sizes));
             match outcome {
                 Ok(summary) => {
                     if !args.common.json {

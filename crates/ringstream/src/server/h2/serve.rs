@@ -72,6 +72,8 @@ where
     // No stream open: the slot may go to a new client at the cap.
     shutdown.slot().set_idle(unix_millis());
     let mut dates = Dates::new(config.server_header);
+    // Each stream's future boxed: the set's own stub entry is sized by
+    // the future it holds, and would cost an idle connection ~3 KB.
     let mut streams = FuturesUnordered::new();
     let mut idle = pin!(sleep_until(Deadline::now() + config.idle_timeout));
     let mut going_away = false;
@@ -138,7 +140,7 @@ where
                             Ok(()) => {
                                 let future = service.call(stream.request);
                                 let tunnel = stream.tunnel.map(|offer| (offer, shutdown.receiver()));
-                                streams.push(serve_stream(future, stream.respond, stream.log, tunnel, fields, &config, &metrics));
+                                streams.push(Box::pin(serve_stream(future, stream.respond, stream.log, tunnel, fields, &config, &metrics)));
                             }
                             Err(e) => {
                                 tracing::error!(error = %e, "service not ready");

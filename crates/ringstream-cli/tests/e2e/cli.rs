@@ -9,7 +9,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 /// Kills the server when the test ends, passed or not.
-struct Server(Child);
+pub(crate) struct Server(pub(crate) Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -30,7 +30,7 @@ fn start_with(extra: &[&str]) -> (Server, SocketAddr, mpsc::Receiver<String>) {
 }
 
 /// `ringstream serve --addr 127.0.0.1:0` with `args`, as [`start`].
-fn start_serving(args: &[&str]) -> (Server, SocketAddr, mpsc::Receiver<String>) {
+pub(crate) fn start_serving(args: &[&str]) -> (Server, SocketAddr, mpsc::Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ringstream"))
         .args(["serve", "--addr", "127.0.0.1:0"])
         .args(args)

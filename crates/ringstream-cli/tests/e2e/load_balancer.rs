@@ -9,24 +9,16 @@
 //! `.ci/run` installs it and sets `RINGSTREAM_REQUIRE_HAPROXY=1`, which
 //! makes its absence a failure.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
+
+use crate::cli::{start_serving, Server};
 use std::thread;
 use std::time::{Duration, Instant};
-
-/// A child process killed when the test ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn find_haproxy() -> Option<PathBuf> {
     let candidates = [
@@ -39,39 +31,25 @@ fn find_haproxy() -> Option<PathBuf> {
 
 /// A `ringstream serve` that takes PROXY headers from 127.0.0.1 and
 /// drains for `drain` seconds; its address and every stderr line.
-fn start_instance(drain: u64) -> (Killed, SocketAddr, Arc<Mutex<Vec<String>>>) {
+fn start_instance(drain: u64) -> (Server, SocketAddr, Arc<Mutex<Vec<String>>>) {
     let drain = drain.to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ringstream"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--workers", "1"])
-        .args(["--proxy-protocol", "--proxy-from", "127.0.0.1/32"])
-        .args(["--drain-delay", &drain])
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the ringstream binary");
-    let stdout = child.stdout.take().expect("stdout");
-    let stderr = child.stderr.take().expect("stderr");
-    let instance = Killed(child);
-    let mut first = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut first)
-        .expect("read the address line");
-    let addr = first
-        .trim()
-        .strip_prefix("ringstream listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-        .parse()
-        .expect("an address");
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let kept = lines.clone();
+    let (instance, addr, lines) = start_serving(&[
+        "--workers",
+        "1",
+        "--proxy-protocol",
+        "--proxy-from",
+        "127.0.0.1/32",
+        "--drain-delay",
+        &drain,
+    ]);
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let keeping = kept.clone();
     thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            kept.lock().unwrap().push(line);
+        for line in lines {
+            keeping.lock().unwrap().push(line);
         }
     });
-    (instance, addr, lines)
+    (instance, addr, kept)
 }
 
 fn free_port() -> u16 {
@@ -161,7 +139,7 @@ fn haproxy_with_send_proxy_v2_sees_clients_and_drains_without_losing_a_request()
         .stderr(Stdio::piped())
         .spawn()
         .expect("start haproxy");
-    let _haproxy = Killed(haproxy);
+    let _haproxy = Server(haproxy);
     let front: SocketAddr = format!("127.0.0.1:{front}").parse().unwrap();
 
     // Both instances up: the health checks answered by each.

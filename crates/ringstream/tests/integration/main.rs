@@ -12,6 +12,7 @@ mod error;
 mod examples;
 mod fs;
 mod grpc;
+mod h2spec;
 mod http2;
 mod http2_frames;
 mod proxy_protocol;

@@ -7,6 +7,8 @@
 //! anything else) marks the connection closed; only the end of the
 //! connection (EOF, a reset) counts as "connection closed", a timeout
 //! never passes a check.
+//!
+//! `H2SPEC_TRACE=1` prints every event read (with `--nocapture`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -322,6 +324,9 @@ impl Conn {
             Ok(Err(ReadEnd::Closed)) => Event::Closed,
             Ok(Err(ReadEnd::Failed(e))) => Event::Error(e),
         };
+        if std::env::var_os("H2SPEC_TRACE").is_some() {
+            eprintln!("[recv] {event:?}");
+        }
         match &event {
             Event::Frame(frame) if frame.kind == DATA => {
                 let (stream, len) = (frame.stream, frame.payload.len() as i64);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
-use super::accepted::{ConnectionContext, UpgradedSlot};
+use super::accepted::{ConnectionContext, HandedOver};
 use super::admit::{Admission, Throttle};
 use super::bind::Server;
 use super::listener::Listener;
@@ -38,7 +38,7 @@ where
     let mut admission = Admission::new(&config);
     let (stop, stopped) = watch::channel(false);
     let mut tasks = JoinSet::new();
-    let (upgraded, mut held) = mpsc::unbounded_channel::<UpgradedSlot>();
+    let (handed_over, mut held) = mpsc::unbounded_channel::<HandedOver>();
     let mut signal = std::pin::pin!(signal);
     let mut accept_errors = Throttle::default();
     loop {
@@ -49,8 +49,8 @@ where
                 log_panic(joined);
                 continue;
             }
-            Some(upgraded) = held.recv() => {
-                tasks.spawn(upgraded.keep());
+            Some(handed) = held.recv() => {
+                handed.spawn_on(&mut tasks);
                 continue;
             }
             accepted = listener.accept() => accepted,
@@ -74,7 +74,7 @@ where
             config: config.clone(),
             metrics: metrics.clone(),
             stopped: stopped.clone(),
-            upgraded: upgraded.clone(),
+            handed_over: handed_over.clone(),
             #[cfg(feature = "tls")]
             tls: tls.clone(),
         };
@@ -88,7 +88,7 @@ where
     // An idle connection waits on its slot's waker alone (a waiter on the
     // channel for each would cost every connection an allocation).
     admission.wake_all();
-    drop(upgraded);
+    drop(handed_over);
     finish(tasks, held, config.shutdown_timeout).await;
     Ok(())
 }
@@ -105,21 +105,21 @@ fn log_panic(joined: Result<(), tokio::task::JoinError>) {
 /// their holds still arrive on `held`), then closes the rest.
 async fn finish(
     mut tasks: JoinSet<()>,
-    mut held: mpsc::UnboundedReceiver<UpgradedSlot>,
+    mut held: mpsc::UnboundedReceiver<HandedOver>,
     grace: Duration,
 ) {
     let drained = tokio::time::timeout(grace, async {
         loop {
             tokio::select! {
-                Some(upgraded) = held.recv() => {
-                    tasks.spawn(upgraded.keep());
+                Some(handed) = held.recv() => {
+                    handed.spawn_on(&mut tasks);
                 }
                 joined = tasks.join_next() => match joined {
                     Some(joined) => log_panic(joined),
                     None => match held.recv().await {
                         // A connection task handed its hold over just now.
-                        Some(upgraded) => {
-                            tasks.spawn(upgraded.keep());
+                        Some(handed) => {
+                            handed.spawn_on(&mut tasks);
                         }
                         None => break,
                     },

@@ -2,10 +2,15 @@
 //! served, and its slot given back (or kept for an upgraded connection).
 
 use std::future::Future;
+#[cfg(feature = "http2")]
+use std::pin::Pin;
 use std::sync::Arc;
 
+#[cfg(feature = "http2")]
+use futures_util::FutureExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
 
 use super::addr::ConnectionInfo;
 use super::config::Config;
@@ -32,15 +37,47 @@ impl UpgradedSlot {
     }
 }
 
+/// A connection handed from its task to a new, smaller one the accept
+/// loop spawns: the first task, sized for an HTTP/1.1 connection (and a
+/// TLS handshake), ends.
+pub(super) enum HandedOver {
+    /// An upgraded connection's hold on its slot.
+    Upgraded(UpgradedSlot),
+    /// An HTTP/2 connection, served to its end with its slot held.
+    #[cfg(feature = "http2")]
+    Http2(Pin<Box<dyn Future<Output = ()> + Send>>),
+}
+
+impl HandedOver {
+    /// Runs what was handed over to its end in a task of `tasks`.
+    pub(super) fn spawn_on(self, tasks: &mut JoinSet<()>) {
+        match self {
+            HandedOver::Upgraded(slot) => tasks.spawn(slot.keep()),
+            // The boxed connection is the task's future itself.
+            #[cfg(feature = "http2")]
+            HandedOver::Http2(connection) => tasks.spawn(connection),
+        };
+    }
+
+    /// Runs what was handed over to its end, here.
+    async fn run(self) {
+        match self {
+            HandedOver::Upgraded(slot) => slot.keep().await,
+            #[cfg(feature = "http2")]
+            HandedOver::Http2(connection) => connection.await,
+        }
+    }
+}
+
 /// What every connection of a server shares, and its own service.
 pub(super) struct ConnectionContext<M: MakeService> {
     pub(super) service: M::Service,
     pub(super) config: Arc<Config>,
     pub(super) metrics: Arc<Metrics>,
     pub(super) stopped: watch::Receiver<bool>,
-    /// Where an upgraded connection's hold goes, to be kept by a task of
-    /// the server's.
-    pub(super) upgraded: mpsc::UnboundedSender<UpgradedSlot>,
+    /// Where an upgraded connection's hold, or an HTTP/2 connection, goes
+    /// to be kept by a task of the server's.
+    pub(super) handed_over: mpsc::UnboundedSender<HandedOver>,
     /// The TLS handshake every connection starts with, if any.
     #[cfg(feature = "tls")]
     pub(super) tls: Option<Arc<super::tls::Acceptor>>,
@@ -70,7 +107,7 @@ where
             config,
             metrics,
             stopped,
-            upgraded,
+            handed_over,
             #[cfg(feature = "tls")]
             tls,
         } = context;
@@ -128,11 +165,7 @@ where
                 info: Some(info),
             };
             let io = Counted::new(socket, metrics);
-            // Boxed: only an HTTP/2 connection pays for its state.
-            if let Err(e) = Box::pin(super::h2::serve_http2(io, http2)).await {
-                tracing::debug!(error = %e, "connection ended with an error");
-            }
-            drop(open);
+            hand_over_http2(super::h2::serve_http2(io, http2), open, &handed_over).await;
             return;
         }
         let mut conn = Connection::new(
@@ -155,22 +188,45 @@ where
                     // go of it, or it would keep the task's memory for the
                     // upgraded connection's life.
                     open.slot.upgraded();
-                    if let Err(refused) = upgraded.send(UpgradedSlot { guard, _open: open }) {
+                    let slot = HandedOver::Upgraded(UpgradedSlot { guard, _open: open });
+                    if let Err(refused) = handed_over.send(slot) {
                         // The server is past its shutdown: keep it here.
-                        refused.0.keep().await;
+                        refused.0.run().await;
                     }
                 }
             }
             #[cfg(feature = "http2")]
             Ok(ConnectionEnd::Http2) => {
                 let (io, http2) = conn.into_http2();
-                // Boxed: only an HTTP/2 connection pays for its state.
-                if let Err(e) = Box::pin(super::h2::serve_http2(io, http2)).await {
-                    tracing::debug!(error = %e, "connection ended with an error");
-                }
+                hand_over_http2(super::h2::serve_http2(io, http2), open, &handed_over).await;
             }
             Err(e) => tracing::debug!(error = %e, "connection ended with an error"),
         }
+    }
+}
+
+/// Serves an HTTP/2 connection in a task of its own, holding `open`: the
+/// HTTP/2 state alone, boxed, instead of this task's room for an HTTP/1.1
+/// connection beside it. Past the server's shutdown (no accept loop to
+/// spawn it), it is served here.
+#[cfg(feature = "http2")]
+async fn hand_over_http2<F>(
+    serve: F,
+    open: OpenConnection,
+    handed_over: &mpsc::UnboundedSender<HandedOver>,
+) where
+    F: Future<Output = Result<(), crate::error::Error>> + Send + 'static,
+{
+    // `map` polls `serve` where it lies: an `async` block awaiting it
+    // would hold it twice (as its capture and as the future awaited).
+    let connection = Box::pin(serve.map(move |served| {
+        if let Err(e) = served {
+            tracing::debug!(error = %e, "connection ended with an error");
+        }
+        drop(open);
+    }));
+    if let Err(refused) = handed_over.send(HandedOver::Http2(connection)) {
+        refused.0.run().await;
     }
 }
 

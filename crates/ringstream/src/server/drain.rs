@@ -54,7 +54,7 @@ pub struct Drain {
 #[derive(Debug, Default)]
 struct DrainState {
     draining: AtomicBool,
-    started: Notify,
+    started: Arc<Notify>,
 }
 
 impl Drain {
@@ -75,13 +75,13 @@ impl Drain {
         self.inner.draining.load(Ordering::Acquire)
     }
 
-    /// Completes once the drain has started.
-    pub(crate) async fn started(&self) {
-        let notified = self.inner.started.notified();
-        if self.is_draining() {
-            return;
-        }
-        notified.await;
+    /// Completes once the drain starts, owning what it waits on (a
+    /// connection's future keeps it in place). A start before it was made
+    /// is not heard: made first, then [`is_draining`](Self::is_draining)
+    /// read, it misses none.
+    #[cfg(any(feature = "http2", test))]
+    pub(crate) fn started(&self) -> tokio::sync::futures::OwnedNotified {
+        self.inner.started.clone().notified_owned()
     }
 }
 
@@ -93,13 +93,18 @@ mod tests {
     async fn a_waiter_hears_the_start_once_and_clones_share_it() {
         let drain = Drain::new();
         let waiter = drain.clone();
-        let waiting = tokio::spawn(async move { waiter.started().await });
+        let waiting = tokio::spawn(async move {
+            let started = waiter.started();
+            if !waiter.is_draining() {
+                started.await;
+            }
+        });
         tokio::task::yield_now().await;
         assert!(!drain.is_draining());
         drain.start();
         drain.start();
         waiting.await.unwrap();
-        // Started before the wait: no wait.
-        drain.started().await;
+        // Started before: said by `is_draining`, not heard again.
+        assert!(drain.is_draining());
     }
 }

@@ -277,11 +277,13 @@ impl Metrics {
     }
 
     /// Counts a connection that speaks HTTP/2.
+    #[cfg(feature = "http2")]
     pub(crate) fn record_http2_connection(&self) {
         self.http2_connections.fetch_add(1, Relaxed);
     }
 
     /// Counts one request read over HTTP/2 (in the total too).
+    #[cfg(feature = "http2")]
     pub(crate) fn record_http2_request(&self) {
         self.requests.fetch_add(1, Relaxed);
         self.http2_requests.fetch_add(1, Relaxed);

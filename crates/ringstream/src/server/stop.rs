@@ -45,6 +45,16 @@ impl StopSignal {
         self.receiver.clone()
     }
 
+    /// Lets go of the waker of the task that served the connection so far,
+    /// which ends (its memory would be kept by the waker otherwise): the
+    /// next [`poll_stopping`](Self::poll_stopping) registers the waker of
+    /// the task that serves it from then on.
+    #[cfg(feature = "http2")]
+    pub(crate) fn forget_waker(&mut self) {
+        self.registered = None;
+        self.slot.forget_waker();
+    }
+
     /// The connection's slot, marked idle and busy as requests come.
     #[inline]
     pub(crate) fn slot(&self) -> &Slot {

@@ -664,3 +664,81 @@ async fn a_drain_sends_goaway_and_lets_the_open_stream_finish() {
     let (response, _) = fresh.send_request(request, true).unwrap();
     assert_eq!(response.await.unwrap().status(), StatusCode::OK);
 }
+
+/// A service that takes one request at a time: not ready while one is
+/// being answered, as behind tower's concurrency limit.
+#[derive(Clone, Default)]
+struct OneAtATime {
+    /// Whether a request is being answered, and the connection waiting.
+    state: Arc<std::sync::Mutex<(bool, Option<std::task::Waker>)>>,
+}
+
+impl tower_service::Service<Request<Incoming>> for OneAtATime {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Response<Body>, Infallible>> + Send>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        let mut state = self.state.lock().unwrap();
+        if state.0 {
+            state.1 = Some(cx.waker().clone());
+            return std::task::Poll::Pending;
+        }
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<Incoming>) -> Self::Future {
+        self.state.lock().unwrap().0 = true;
+        let state = self.state.clone();
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let waiting = {
+                let mut state = state.lock().unwrap();
+                state.0 = false;
+                state.1.take()
+            };
+            if let Some(waker) = waiting {
+                waker.wake();
+            }
+            Ok(Response::new(full(req.uri().path().to_owned())))
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_service_not_ready_holds_new_streams_while_the_open_ones_finish() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let served = tokio::spawn(server::serve(listener, OneAtATime::default()));
+    let mut client = h2c(addr).await;
+    let mut answers = Vec::new();
+    for i in 0..4 {
+        client = client.ready().await.unwrap();
+        let request = Request::get(format!("http://localhost/n{i}"))
+            .body(())
+            .unwrap();
+        answers.push(client.send_request(request, true).unwrap().0);
+    }
+    // Each stream waits for the one before it to be answered: a server
+    // that waited for the service without serving the open streams would
+    // never answer the first.
+    let all = async {
+        let mut bodies = Vec::new();
+        for answer in answers {
+            bodies.push(common::h2_body(answer.await.unwrap().into_body()).await);
+        }
+        bodies
+    };
+    let bodies = tokio::time::timeout(Duration::from_secs(5), all)
+        .await
+        .expect("the streams behind a busy service were never answered");
+    for (i, body) in bodies.into_iter().enumerate() {
+        assert_eq!(body, format!("/n{i}").into_bytes());
+    }
+    served.abort();
+}

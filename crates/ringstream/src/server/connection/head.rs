@@ -118,8 +118,12 @@ impl HeadReader {
                 let http2 = self.http2_preface(stream.buffered(), config);
                 #[cfg(not(feature = "http2"))]
                 let http2 = Http2Preface::Absent;
+                #[cfg(feature = "http2")]
                 if http2 == Http2Preface::Whole {
                     return Err(HeadOutcome::Http2);
+                }
+                if http2 == Http2Preface::Invalid {
+                    return Err(HeadOutcome::Closed);
                 }
                 if http2 == Http2Preface::Absent {
                     if let Some(spans) = self.try_parse(stream)? {

@@ -266,10 +266,12 @@ where
             service,
             config,
             metrics,
-            shutdown,
+            mut shutdown,
             info,
             ..
         } = self;
+        // The HTTP/2 connection may go on in a task of its own.
+        shutdown.forget_waker();
         // A copy of the few bytes read (the preface, perhaps the first
         // frames): the read block goes back to the thread's pool with the
         // stream, not kept for the connection's life.

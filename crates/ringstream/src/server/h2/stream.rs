@@ -6,6 +6,7 @@
 
 use std::future::{poll_fn, Future};
 use std::pin::pin;
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -128,8 +129,8 @@ pub(super) async fn serve_stream<F, B, E>(
     log: RequestLog,
     tunnel: Option<(TunnelOffer, watch::Receiver<bool>)>,
     fields: ServerFieldValues,
-    config: &Config,
-    metrics: &Metrics,
+    config: Arc<Config>,
+    metrics: Arc<Metrics>,
 ) -> StreamEnd
 where
     F: Future<Output = Result<http::Response<B>, E>>,
@@ -181,7 +182,7 @@ where
     span.record("http.response.status_code", status);
     if let Some((offer, stop)) = tunnel {
         if response.status().is_success() {
-            open_tunnel(respond, response, offer, stop, &fields, config).await;
+            open_tunnel(respond, response, offer, stop, &fields, &config).await;
             return StreamEnd::Answered;
         }
     }

@@ -265,9 +265,6 @@ pub async fn c6_10_6(mut c: Conn) -> Verdict {
 
 mod h2c {
     cases!(H2c: c3_5_1,
-        #[ignore = "h2c: the HTTP/1.1 side answers `INVALID CONNECTION PREFACE` with a 400 \
-            that h2spec reads as a frame header; needs server/connection/head.rs to close instead \
-            (a first line of three words whose version is not HTTP/...), see the h2spec report"]
         c3_5_2, c4_1_1, c4_1_2, c4_1_3, c4_2_1, c4_2_2, c4_2_3, c4_3_1, c4_3_2,
         c4_3_3, c6_1_1, c6_1_2, c6_1_3, c6_2_1, c6_2_2, c6_2_3, c6_2_4, c6_3_1, c6_3_2, c6_4_1,
         c6_4_2, c6_4_3, c6_10_1, c6_10_2, c6_10_3, c6_10_4, c6_10_5, c6_10_6);

@@ -53,7 +53,10 @@
 //!   connection, after the handshake and after one request. Beside it, the
 //!   growth of the servers' live heap (`GET /heap` of `h2-peer
 //!   --heap-route`, from this binary's counting allocator), which counts
-//!   the untouched pages of a large buffer that the RSS does not. The
+//!   the untouched pages of a large buffer that the RSS does not. Over
+//!   h2c a third server runs beside the two: the `h2` crate's server
+//!   alone (`h2-peer --impl h2`, its defaults, every stream answered as it
+//!   is taken), the floor under both, since both keep `h2`'s buffers. The
 //!   open-file limit of this process (which the servers inherit) is raised
 //!   as needed.
 //! - **Upload**: each round starts every server afresh (h2c) with
@@ -93,7 +96,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::https::{self, IdleSample, Notes, Sample};
 use super::servers::{cpu_ns_of, start_h2_peer, ServerProcess};
-use super::tls_peer::TlsImpl;
+use super::h2_peer::H2Impl;
 use super::ws;
 use crate::report::Row;
 use crate::tlsclient::{self, RunCertificate};
@@ -205,7 +208,16 @@ pub enum Case {
 }
 
 /// The servers, in the order of the tables.
-const SERVERS: [TlsImpl; 2] = [TlsImpl::Ringstream, TlsImpl::Hyper];
+const SERVERS: [H2Impl; 2] = [H2Impl::Ringstream, H2Impl::Hyper];
+
+/// The idle case's servers: both, and over h2c the `h2` crate alone, the
+/// floor under both.
+fn idle_servers(transport: Transport) -> &'static [H2Impl] {
+    match transport {
+        Transport::H2c => &[H2Impl::Ringstream, H2Impl::Hyper, H2Impl::H2],
+        Transport::Tls => &SERVERS,
+    }
+}
 
 /// The request of the idle and upload cases' first connection.
 const SMALL: &str = "/bytes/13";
@@ -626,10 +638,11 @@ fn idle(
     for &transport in &args.idle_transports {
         let tls = (transport == Transport::Tls)
             .then_some((certificate.cert_path.as_path(), certificate.key_path.as_path()));
-        let mut samples: [Vec<[IdleSample; 2]>; 2] = [Vec::new(), Vec::new()];
+        let servers = idle_servers(transport);
+        let mut samples: Vec<Vec<[IdleSample; 2]>> = vec![Vec::new(); servers.len()];
         for round in 0..args.rounds {
-            for i in super::rounds::indices(round, 2) {
-                let server = start_h2_peer(SERVERS[i], tls, args.workers, cpus, &["--heap-route"])?;
+            for i in super::rounds::indices(round, servers.len()) {
+                let server = start_h2_peer(servers[i], tls, args.workers, cpus, &["--heap-route"])?;
                 let sample = rt
                     .block_on(idle_round(&server, transport, &tls_config, n, settle))
                     .with_context(|| {
@@ -639,8 +652,8 @@ fn idle(
             }
         }
         // Per connection, in KiB: [RSS, heap] × [connected, requested].
-        let mut per = [[[0.0; 2]; 2]; 2];
-        for (i, implementation) in SERVERS.iter().enumerate() {
+        let mut per = vec![[[0.0; 2]; 2]; servers.len()];
+        for (i, implementation) in servers.iter().enumerate() {
             let median = |f: fn(&[IdleSample; 2]) -> f64| super::rounds::median_by(&samples[i], f);
             let growth = |which: usize, f: fn(&IdleSample) -> u64| -> Vec<f64> {
                 samples[i]
@@ -698,6 +711,15 @@ fn idle(
                 per[0][0][0] / per[1][0][0],
                 per[0][0][1] / per[1][0][1]
             );
+            if let Some(floor) = per.get(2) {
+                println!(
+                    "idle {}, the h2 crate alone: {:.1} KiB RSS ({:.2} of hyper's), {:.1} KiB heap per connection after the handshake",
+                    transport.name(),
+                    floor[0][0],
+                    floor[0][0] / per[1][0][0],
+                    floor[1][0],
+                );
+            }
         }
     }
     if !args.common.json {

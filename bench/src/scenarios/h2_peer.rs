@@ -17,7 +17,10 @@
 //!   handler of `tls-peer`'s hyper peer; over TLS behind a
 //!   `tokio_rustls::TlsAcceptor` configured as `tls-peer`'s (aws-lc-rs,
 //!   TLS 1.2 and 1.3, session tickets) but offering ALPN `h2` alone, as
-//!   an HTTP/2-only hyper server does.
+//!   an HTTP/2-only hyper server does;
+//! - `h2`: the `h2` crate's server alone, with its defaults, each stream
+//!   answered at once (h2c only): the floor under both others,
+//!   which the idle case measures beside them.
 //!
 //! Both run in this binary, so they link the same rustls, h2 and
 //! allocator. With `--slow-upload RATE`, `POST /upload` of both reads its
@@ -47,17 +50,39 @@ use ringstream_cli::app::{App, AppBody};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
-use super::tls_peer::{hyper_answer, hyper_tls_config, TlsImpl};
+use super::tls_peer::{hyper_answer, hyper_tls_config};
 
 /// The largest piece the slow upload service reads at once.
 pub const PIECE: usize = 16 * 1024;
+
+/// The servers `h2-peer` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum H2Impl {
+    /// ringstream's server.
+    Ringstream,
+    /// hyper 1.x's HTTP/2 server.
+    Hyper,
+    /// The `h2` crate's server alone.
+    H2,
+}
+
+impl H2Impl {
+    /// The name used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            H2Impl::Ringstream => "ringstream",
+            H2Impl::Hyper => "hyper",
+            H2Impl::H2 => "h2",
+        }
+    }
+}
 
 /// Flags of `h2-peer`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The server to run.
     #[arg(long = "impl", value_enum)]
-    pub implementation: TlsImpl,
+    pub implementation: H2Impl,
     /// Certificate chain, PEM: serve over TLS (with `--key`) instead of
     /// h2c.
     #[arg(long, value_name = "FILE", requires = "key")]
@@ -93,8 +118,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .build()?;
     runtime.block_on(async move {
         match args.implementation {
-            TlsImpl::Ringstream => ringstream_peer(args).await,
-            TlsImpl::Hyper => hyper_peer(args).await,
+            H2Impl::Ringstream => ringstream_peer(args).await,
+            H2Impl::Hyper => hyper_peer(args).await,
+            H2Impl::H2 => h2_peer(args).await,
         }
     })
 }
@@ -199,6 +225,35 @@ async fn hyper_conn<I>(
     let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
         .serve_connection(TokioIo::new(io), service)
         .await;
+}
+
+/// The `h2` crate's server alone, over h2c: every stream answered as it
+/// is taken, `GET /bytes/{n}` with the demo's bytes, `GET /heap` with the
+/// live heap, anything else with nothing.
+async fn h2_peer(args: &Args) -> anyhow::Result<()> {
+    anyhow::ensure!(args.cert.is_none(), "the h2 peer serves h2c only");
+    let listener = TcpListener::bind(args.addr).await?;
+    announce(args, listener.local_addr()?);
+    loop {
+        let (socket, _) = listener.accept().await?;
+        let _ = socket.set_nodelay(true);
+        tokio::spawn(async move {
+            let Ok(mut conn) = h2::server::handshake(socket).await else {
+                return;
+            };
+            while let Some(Ok((request, mut respond))) = conn.accept().await {
+                let body = if is_heap(&request) {
+                    Bytes::from(crate::alloc::snapshot().live_heap.to_string())
+                } else {
+                    let path = request.uri().path();
+                    Bytes::from(crate::tlsclient::expected_body(path).unwrap_or_default())
+                };
+                if let Ok(mut send) = respond.send_response(Response::new(()), false) {
+                    let _ = send.send_data(body, true);
+                }
+            }
+        });
+    }
 }
 
 fn is_upload<B>(req: &Request<B>) -> bool {

@@ -331,7 +331,7 @@ pub fn start_tls_peer(
 /// over TLS with the PEM files of `tls` (certificate, key), else h2c;
 /// with `extra` flags (`--slow-upload`).
 pub fn start_h2_peer(
-    implementation: super::tls_peer::TlsImpl,
+    implementation: super::h2_peer::H2Impl,
     tls: Option<(&std::path::Path, &std::path::Path)>,
     workers: usize,
     cpus: Option<&str>,

@@ -742,3 +742,45 @@ async fn a_service_not_ready_holds_new_streams_while_the_open_ones_finish() {
     }
     served.abort();
 }
+
+/// A service that can never serve: its `poll_ready` fails.
+#[derive(Clone)]
+struct Broken;
+
+impl tower_service::Service<Request<Incoming>> for Broken {
+    type Response = Response<Body>;
+    type Error = std::io::Error;
+    type Future = std::future::Ready<Result<Response<Body>, std::io::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), std::io::Error>> {
+        std::task::Poll::Ready(Err(std::io::Error::other("the database is gone")))
+    }
+
+    fn call(&mut self, _req: Request<Incoming>) -> Self::Future {
+        unreachable!("never ready, never called")
+    }
+}
+
+#[tokio::test]
+async fn a_service_that_fails_to_get_ready_is_answered_503_stream_by_stream() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let served = tokio::spawn(server::serve(listener, Broken));
+    let mut client = h2c(addr).await;
+    for i in 0..3 {
+        client = client.ready().await.unwrap();
+        let request = Request::get(format!("http://localhost/{i}"))
+            .body(())
+            .unwrap();
+        let (answer, _) = client.send_request(request, true).unwrap();
+        let answer = tokio::time::timeout(Duration::from_secs(5), answer)
+            .await
+            .expect("no answer")
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::SERVICE_UNAVAILABLE);
+    }
+    served.abort();
+}

@@ -239,19 +239,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// begins to shut down sends a Close with 1001 (going away) and goes on
     /// receiving until the peer's Close.
     ///
-    /// # Errors
-    ///
-    /// `Some(Err(..))`: [`Error::WebSocket`] for a protocol violation,
-    /// [`Error::TimedOut`]`(`[`Timeout::WebSocketPing`]`)` when the peer
-    /// did not answer the idle Ping
-    /// within [`Config::idle_timeout`], [`Error::Closed`] when the peer
-    /// ended the connection without a Close, and I/O errors.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe while it waits for bytes: what was read stays buffered;
-    /// a message being gathered is kept.
-    ///
     /// # Examples
     ///
     /// The loop of axum's examples:
@@ -274,6 +261,19 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// }
     /// # let _ = handle_socket;
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// `Some(Err(..))`: [`Error::WebSocket`] for a protocol violation,
+    /// [`Error::TimedOut`]`(`[`Timeout::WebSocketPing`]`)` when the peer
+    /// did not answer the idle Ping
+    /// within [`Config::idle_timeout`], [`Error::Closed`] when the peer
+    /// ended the connection without a Close, and I/O errors.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe while it waits for bytes: what was read stays buffered;
+    /// a message being gathered is kept.
     pub async fn recv(&mut self) -> Option<Result<Message, Error>> {
         poll_fn(|cx| self.poll_recv(cx)).await
     }

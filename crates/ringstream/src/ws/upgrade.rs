@@ -242,6 +242,18 @@ impl WebSocketUpgrade {
     /// Checks `request` as a WebSocket handshake and takes the connection's
     /// upgrade from it.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::ws::WebSocketUpgrade;
+    ///
+    /// // A valid handshake, but not through ringstream's server: no connection to take.
+    /// let mut request = http::Request::get("/ws").header("connection", "upgrade")
+    ///     .header("upgrade", "websocket").header("sec-websocket-version", "13")
+    ///     .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==").body(()).unwrap();
+    /// assert_eq!(WebSocketUpgrade::from_request(&mut request).unwrap_err().status(), 500);
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`UpgradeRefused`], with the status to answer with.

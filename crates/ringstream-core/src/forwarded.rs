@@ -23,6 +23,21 @@
 use core::net::{IpAddr, Ipv6Addr};
 
 /// A node of a `for` (or `X-Forwarded-For`) element.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::forwarded::{forwarded_hops, Node};
+///
+/// let value = b"for=\"192.0.2.60:8080\", for=unknown, for=_hidden, for=\"[2001:db8::1]\"";
+/// let nodes: Vec<Node> = forwarded_hops([&value[..]]).map(|hop| hop.node).collect();
+/// assert_eq!(nodes, [
+///     Node::Ip("192.0.2.60".parse().unwrap(), Some(8080)),
+///     Node::Unknown,
+///     Node::Unknown,
+///     Node::Ip("2001:db8::1".parse().unwrap(), None),
+/// ]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Node {
     /// An address, and its port when given.
@@ -34,6 +49,19 @@ pub enum Node {
 
 /// One hop: who connected to the proxy that wrote it, and over which
 /// scheme.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::forwarded::{x_forwarded_hops, Hop, Node};
+///
+/// // `X-Forwarded-Proto` is the scheme of the last hop only.
+/// let fields = [&b"203.0.113.7, 10.0.0.2"[..]];
+/// let hops: Vec<Hop<'_>> = x_forwarded_hops(fields, Some(&b"https"[..])).collect();
+/// let client = Node::Ip("203.0.113.7".parse().unwrap(), None);
+/// assert_eq!(hops[0], Hop { node: client, proto: None });
+/// assert_eq!(hops[1].proto, Some(&b"https"[..]));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hop<'a> {
     /// The `for` node.

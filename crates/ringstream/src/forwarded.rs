@@ -30,6 +30,34 @@ const X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto
 /// that [`Forwarded`] gives every request it could resolve (its
 /// [`ConnectionInfo`] then names the client too, and keeps the proxy in
 /// [`ConnectionInfo::proxied_by`]).
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use std::net::SocketAddr;
+/// use ringstream::forwarded::{ForwardedClient, ForwardedLayer};
+/// use ringstream::server::{service_fn, Addr, ConnectionInfo};
+/// use tower_layer::Layer;
+/// use tower_service::Service;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let app = service_fn(|req: http::Request<()>| async move {
+///     Ok::<_, Infallible>(req.extensions().get::<ForwardedClient>().cloned())
+/// });
+/// let mut app = ForwardedLayer::new(["10.0.0.0/8".parse().unwrap()]).layer(app);
+///
+/// let mut request = http::Request::new(());
+/// let proxy: SocketAddr = "10.0.0.2:5000".parse().unwrap();
+/// request.extensions_mut().insert(ConnectionInfo::new(proxy, Addr::Unknown));
+/// let field = "for=\"198.51.100.17:4711\";proto=https";
+/// request.headers_mut().insert("forwarded", field.parse().unwrap());
+/// let client = app.call(request).await.unwrap().expect("named by a trusted proxy");
+/// assert_eq!(client.addr.to_string(), "198.51.100.17");
+/// assert_eq!(client.port, Some(4711));
+/// assert_eq!(client.scheme, Some(http::uri::Scheme::HTTPS));
+/// # });
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForwardedClient {
     /// The client's address.
@@ -102,6 +130,35 @@ impl<S> tower_layer::Layer<S> for ForwardedLayer {
 
 /// A service whose requests name their client as the trusted proxies say
 /// (made by [`ForwardedLayer`]).
+///
+/// # Examples
+///
+/// The request's [`ConnectionInfo`] names the client, and keeps the proxy:
+///
+/// ```
+/// use std::convert::Infallible;
+/// use std::net::SocketAddr;
+/// use ringstream::forwarded::{Forwarded, ForwardedLayer};
+/// use ringstream::server::{service_fn, Addr, ConnectionInfo};
+/// use tower_layer::Layer;
+/// use tower_service::Service;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let app = service_fn(|req: http::Request<()>| async move {
+///     let info = req.extensions().get::<ConnectionInfo>().unwrap();
+///     Ok::<_, Infallible>((info.remote_addr().clone(), info.proxied_by().cloned()))
+/// });
+/// let mut app: Forwarded<_> = ForwardedLayer::new(["10.0.0.0/8".parse().unwrap()]).layer(app);
+///
+/// let mut request = http::Request::new(());
+/// let proxy: SocketAddr = "10.0.0.2:5000".parse().unwrap();
+/// request.extensions_mut().insert(ConnectionInfo::new(proxy, Addr::Unknown));
+/// request.headers_mut().insert("x-forwarded-for", "198.51.100.17".parse().unwrap());
+/// let (client, proxied_by) = app.call(request).await.unwrap();
+/// assert_eq!(client.to_string(), "198.51.100.17:0"); // no port given
+/// assert_eq!(proxied_by, Some(Addr::from(proxy)));
+/// # });
+/// ```
 #[derive(Debug, Clone)]
 pub struct Forwarded<S> {
     inner: S,

@@ -8,6 +8,25 @@ pub const HTTP2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// What a connection's first bytes say about HTTP/2 (see
 /// [`http2_preface`]).
+///
+/// # Examples
+///
+/// What a server on a shared HTTP/1.1 and `h2c` port does with each answer:
+///
+/// ```
+/// use ringstream_core::h1::{http2_preface, Http2Preface};
+///
+/// let serve_as = |first: &[u8]| match http2_preface(first) {
+///     Http2Preface::Whole => "h2",
+///     Http2Preface::Partial => "read more",
+///     Http2Preface::Absent => "http/1.1",
+///     Http2Preface::Invalid => "close unanswered",
+/// };
+/// assert_eq!(serve_as(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), "h2");
+/// assert_eq!(serve_as(b"PRI * HTTP"), "read more");
+/// assert_eq!(serve_as(b"GET / HTTP/1.1\r\n"), "http/1.1");
+/// assert_eq!(serve_as(b"BAD PREFACE HERE\r\n"), "close unanswered");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Http2Preface {
     /// The whole preface: the connection speaks HTTP/2.

@@ -5,6 +5,21 @@ use core::net::SocketAddr;
 use super::tlv::Tlvs;
 
 /// What a header asks of the server.
+///
+/// # Examples
+///
+/// A balancer's health check (version 2, `LOCAL`) names no client:
+///
+/// ```
+/// use ringstream_core::proxy::{parse, Command, SIGNATURE};
+///
+/// let mut bytes = SIGNATURE.to_vec();
+/// bytes.extend_from_slice(&[0x20, 0x00, 0, 0]); // LOCAL, UNSPEC, no addresses
+/// let header = parse(&bytes, 4096)?.unwrap();
+/// assert_eq!(header.command(), Command::Local);
+/// assert_eq!(header.source(), None);
+/// # Ok::<(), ringstream_core::proxy::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
     /// A connection relayed for a client: the addresses are the client's
@@ -16,6 +31,25 @@ pub enum Command {
 }
 
 /// A parsed PROXY header, borrowing the bytes it was read from.
+///
+/// # Examples
+///
+/// A version 2 header (TCP over IPv4) in front of a request:
+///
+/// ```
+/// use ringstream_core::proxy::{parse, Command, SIGNATURE};
+///
+/// let mut bytes = SIGNATURE.to_vec();
+/// bytes.extend_from_slice(&[0x21, 0x11, 0, 12]); // PROXY, TCP4, 12 bytes
+/// bytes.extend_from_slice(&[203, 0, 113, 7, 192, 0, 2, 1, 0xc7, 0x38, 0x01, 0xbb]);
+/// bytes.extend_from_slice(b"GET / HTTP/1.1\r\n");
+/// let header = parse(&bytes, 4096)?.unwrap();
+/// assert_eq!((header.version(), header.command()), (2, Command::Proxy));
+/// assert_eq!(header.source(), Some("203.0.113.7:51000".parse().unwrap()));
+/// assert_eq!(header.destination(), Some("192.0.2.1:443".parse().unwrap()));
+/// assert!(bytes[header.len()..].starts_with(b"GET /"));
+/// # Ok::<(), ringstream_core::proxy::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header<'a> {
     pub(super) version: u8,

@@ -28,6 +28,19 @@ const AWS: u8 = 0xEA;
 const AZURE: u8 = 0xEE;
 
 /// One extension.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::proxy::{Tlv, Tlvs};
+///
+/// let bytes = [0x01, 0, 2, b'h', b'2', 0x05, 0, 3, b'i', b'd', b'7'];
+/// let tlvs: Vec<Tlv<'_>> = Tlvs::checked(&bytes).collect();
+/// assert_eq!(tlvs, [
+///     Tlv { kind: 0x01, value: &b"h2"[..] }, // ALPN
+///     Tlv { kind: 0x05, value: &b"id7"[..] }, // unique id
+/// ]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tlv<'a> {
     /// Its type.
@@ -169,6 +182,23 @@ impl<'a> Iterator for Tlvs<'a> {
 }
 
 /// The `PP2_TYPE_SSL` extension.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream_core::proxy::Tlvs;
+///
+/// // Over TLS (client bit 1), verified (0), with the TLS version.
+/// let mut ssl = vec![0x01, 0, 0, 0, 0, 0x21, 0, 7];
+/// ssl.extend_from_slice(b"TLSv1.3");
+/// let mut bytes = vec![0x20, 0, ssl.len() as u8];
+/// bytes.extend_from_slice(&ssl);
+/// let info = Tlvs::checked(&bytes).ssl().unwrap();
+/// assert_eq!(info.client, 0x01);
+/// assert!(info.verified);
+/// assert_eq!(info.version, Some(&b"TLSv1.3"[..]));
+/// assert_eq!(info.common_name, None);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SslInfo<'a> {
     /// `PP2_CLIENT_SSL` (1), `PP2_CLIENT_CERT_CONN` (2),

@@ -490,7 +490,20 @@ impl<const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize>
 ///
 /// # Examples
 ///
-/// See [`Broadcaster`] and [`EventStream::forward`](super::EventStream::forward).
+/// Back with `Last-Event-ID: 1`, a client resumes after that event:
+///
+/// ```
+/// use ringstream_embedded::sse::{Broadcaster, Event, OverflowPolicy, Received};
+///
+/// let events: Broadcaster<4, 256, 1> = Broadcaster::new(OverflowPolicy::DropOldest);
+/// events.publish(&Event::new().try_id("1")?.data("a"))?;
+/// events.publish(&Event::new().try_id("2")?.data("b"))?;
+/// let mut resumed = events.subscribe(Some(b"1")).unwrap();
+/// let mut buf = [0u8; 64];
+/// assert_eq!(resumed.try_recv(&mut buf), Some(Received::Event(15)));
+/// assert_eq!(&buf[..15], b"id: 2\ndata: b\n\n");
+/// # Ok::<(), Box<dyn core::error::Error>>(())
+/// ```
 pub struct Subscriber<'b, const SLOTS: usize, const BYTES: usize, const SUBSCRIBERS: usize> {
     broadcaster: &'b Broadcaster<SLOTS, BYTES, SUBSCRIBERS>,
     next: u64,

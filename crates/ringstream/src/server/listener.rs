@@ -63,6 +63,15 @@ pub trait Listener: Send + 'static {
     /// An error the server logs (at most every 5 s) before it tries again
     /// after a short pause: running out of file descriptors, say. The
     /// listener stays usable.
+    ///
+    /// # Cancel safety
+    ///
+    /// Required: the server awaits it in a `tokio::select!` beside its
+    /// shutdown signal and its connections' tasks, and drops it whenever
+    /// one of those is ready first, so a connection must not be lost when
+    /// the future is dropped before it returns. The implementations for
+    /// TCP and Unix domain sockets are cancel safe (tokio's `accept` is,
+    /// and nothing is awaited after it).
     fn accept(&mut self) -> impl Future<Output = io::Result<(Self::Io, ConnectionInfo)>> + Send;
 
     /// The address the listener is bound to.

@@ -73,13 +73,18 @@ where
 ///
 /// ```
 /// use std::convert::Infallible;
-/// use ringstream::server::{service_fn, IntoMakeService};
+/// use ringstream::server::{service_fn, Addr, ConnectionInfo, IntoMakeService, MakeService};
 ///
-/// fn servable<M>(_: impl IntoMakeService<M>) {}
+/// // What `serve` does with what it is given, once per connection.
+/// fn made<M>(app: impl IntoMakeService<M>) -> impl MakeService {
+///     app.into_make_service()
+/// }
 ///
-/// servable(service_fn(|_req: http::Request<ringstream::Incoming>| async {
+/// let mut make = made(service_fn(|_req: http::Request<ringstream::Incoming>| async {
 ///     Ok::<_, Infallible>(http::Response::new(String::from("hi\n")))
 /// }));
+/// let info = ConnectionInfo::new(Addr::Unknown, Addr::Unknown);
+/// assert!(make.make_service(&info).is_some());
 /// ```
 #[diagnostic::on_unimplemented(
     message = "ringstream cannot serve `{Self}`",

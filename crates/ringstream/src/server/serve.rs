@@ -58,6 +58,10 @@ impl<L: Listener> Server<L> {
     /// running.await.unwrap().unwrap();
     /// # });
     /// ```
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`Serve`]'s: dropping the future stops the server at once.
     pub fn serve<A, Marker>(self, app: A) -> Serve<L, A::MakeService>
     where
         A: IntoMakeService<Marker>,
@@ -105,6 +109,10 @@ impl<L: Listener> Server<L> {
 /// running.await.unwrap().unwrap();
 /// # });
 /// ```
+///
+/// # Cancel safety
+///
+/// As [`Serve`]'s: dropping the future stops the server at once.
 pub fn serve<L, A, Marker>(listener: L, app: A) -> Serve<L, A::MakeService>
 where
     L: Listener,
@@ -157,6 +165,17 @@ where
 /// The future never fails in practice: accept errors (such as running out
 /// of file descriptors) are logged and retried. Its error type is the
 /// [`Error`] of [`serve_connection`](super::serve_connection).
+///
+/// # Cancel safety
+///
+/// Polled by reference (`&mut serve` in a `tokio::select!` loop), nothing
+/// is lost: from its first poll the server runs in a task of its own and
+/// goes on between polls; awaiting it again waits for that task. Dropping
+/// it is no graceful stop: the server's task is aborted, and every
+/// connection's task with it (requests in flight are cut unanswered). To
+/// stop gracefully, give the signal to
+/// [`with_graceful_shutdown`](Self::with_graceful_shutdown) rather than
+/// racing the future against it.
 #[must_use = "a Serve does nothing until it is awaited"]
 pub struct Serve<L, S> {
     pub(super) metrics: Arc<Metrics>,
@@ -369,6 +388,11 @@ where
 /// # Errors
 ///
 /// As [`Serve`].
+///
+/// # Cancel safety
+///
+/// As [`Serve`]: dropping it aborts the server and its connections at
+/// once, without the graceful shutdown its signal would start.
 #[must_use = "a WithGracefulShutdown does nothing until it is awaited"]
 pub struct WithGracefulShutdown<L, S, F> {
     metrics: Arc<Metrics>,

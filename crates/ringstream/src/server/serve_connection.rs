@@ -172,6 +172,15 @@ where
 /// # Errors
 ///
 /// As [`serve_connection`].
+///
+/// # Cancel safety
+///
+/// The connection is served inside the future, in the task that polls it.
+/// Polled by reference (`&mut served` in a `tokio::select!` loop), nothing
+/// is lost: the connection waits while the future is not polled and goes
+/// on when it is again. Dropping it closes the connection at once, a
+/// request in flight unanswered; for a graceful end, use
+/// [`with_graceful_shutdown`](Self::with_graceful_shutdown).
 #[must_use = "a ServeConnection does nothing until it is awaited"]
 pub struct ServeConnection<F> {
     running: Pin<Box<F>>,
@@ -285,6 +294,11 @@ impl<F> fmt::Debug for ServeConnection<F> {
 ///
 /// As [`serve_connection`]; a connection closed at the shutdown deadline
 /// ends with `Ok`.
+///
+/// # Cancel safety
+///
+/// As [`ServeConnection`]: polled by reference nothing is lost; dropped,
+/// the connection closes at once, without the graceful shutdown.
 #[must_use = "a GracefulConnection does nothing until it is awaited"]
 pub struct GracefulConnection<F, G> {
     running: Pin<Box<F>>,

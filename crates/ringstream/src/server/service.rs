@@ -34,16 +34,20 @@ use crate::error::BoxError;
 /// use std::convert::Infallible;
 /// use ringstream::server::{service_fn, HttpService};
 /// use ringstream::{Incoming, ResponseStream};
+/// use tower_service::Service;
 ///
 /// // A function that takes any service ringstream can serve.
 /// fn servable<S: HttpService>(service: S) -> S {
 ///     service
 /// }
 ///
-/// let service = servable(service_fn(|_req: http::Request<Incoming>| async {
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let mut service = servable(service_fn(|_req: http::Request<Incoming>| async {
 ///     Ok::<_, Infallible>(http::Response::new(ResponseStream::buffered()))
 /// }));
-/// # let _ = service;
+/// let response = service.call(http::Request::new(Incoming::empty())).await.unwrap();
+/// assert_eq!(response.status(), 200);
+/// # });
 /// ```
 #[diagnostic::on_unimplemented(
     message = "ringstream cannot serve `{Self}`",

@@ -248,11 +248,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
 
     /// Drops the first `n` buffered bytes if there are that many.
     ///
-    /// # Errors
-    ///
-    /// [`Error::NotBuffered`] when fewer than `n` bytes are buffered;
-    /// nothing is dropped then.
-    ///
     /// # Examples
     ///
     /// ```
@@ -266,6 +261,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
     /// assert!(stream.try_consume(0).is_ok());
     /// # });
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotBuffered`] when fewer than `n` bytes are buffered;
+    /// nothing is dropped then.
     pub fn try_consume(&mut self, n: usize) -> Result<(), Error> {
         self.check_buffered(n)?;
         bytes::Buf::advance(&mut self.read_buf, n);

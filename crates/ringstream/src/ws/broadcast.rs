@@ -15,6 +15,25 @@ use crate::sse::{self, EncodedEvent, OverflowPolicy};
 /// A WebSocket data frame, encoded once (head and payload in one `Bytes`)
 /// for every client that receives it; send it with
 /// [`WebSocket::send_frame`](super::WebSocket::send_frame).
+///
+/// # Examples
+///
+/// ```
+/// use ringstream::ws::{Config, Frame, Message, Role, WebSocket};
+/// use ringstream::Stream;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let frame = Frame::encode(&Message::text("tick")).unwrap();
+/// let (a, b) = tokio::io::duplex(4096);
+/// let mut server = WebSocket::from_stream(Stream::new(a), Role::Server, Config::default());
+/// let mut client = WebSocket::from_stream(Stream::new(b), Role::Client, Config::default());
+/// // Sent as it is, to as many sockets as need it.
+/// server.send_frame(&frame).await.unwrap();
+/// server.send_frame(&frame).await.unwrap();
+/// assert_eq!(client.recv().await.unwrap().unwrap(), Message::text("tick"));
+/// assert_eq!(client.recv().await.unwrap().unwrap(), Message::text("tick"));
+/// # });
+/// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct Frame(pub(crate) Bytes);
 
@@ -153,6 +172,31 @@ impl fmt::Debug for Broadcaster {
 }
 
 /// One client's place in a [`Broadcaster`]'s ring.
+///
+/// # Examples
+///
+/// A client that falls more than the ring's capacity behind:
+///
+/// ```
+/// use ringstream::sse::OverflowPolicy;
+/// use ringstream::ws::{Broadcaster, Message};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let skipping = Broadcaster::new(2, OverflowPolicy::DropOldest);
+/// let closing = Broadcaster::new(2, OverflowPolicy::Close);
+/// let (mut skips, mut ends) = (skipping.subscribe(), closing.subscribe());
+/// for n in ["1", "2", "3"] {
+///     skipping.send(&Message::text(n));
+///     closing.send(&Message::text(n));
+/// }
+/// // Under `DropOldest`, the oldest frame is skipped (and counted).
+/// assert_eq!(skips.recv().await.unwrap().as_bytes(), b"\x81\x012");
+/// assert_eq!(skipping.dropped_total(), 1);
+/// // Under `Close`, the subscription ends.
+/// assert!(ends.recv().await.is_none());
+/// assert_eq!(closing.closed_for_lag(), 1);
+/// # });
+/// ```
 pub struct Subscription {
     cursor: Cursor,
 }

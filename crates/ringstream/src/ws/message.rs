@@ -115,12 +115,6 @@ impl Message {
     /// The payload as text, without a copy: a text message's as it is,
     /// any other payload checked as UTF-8.
     ///
-    /// # Errors
-    ///
-    /// [`Error::WebSocket`] with
-    /// [`InvalidUtf8`](ringstream_core::ws::Error::InvalidUtf8) when a
-    /// binary, Ping or Pong payload is not UTF-8.
-    ///
     /// # Examples
     ///
     /// ```
@@ -130,6 +124,12 @@ impl Message {
     /// assert!(Message::binary(vec![0xff]).into_text().is_err());
     /// # Ok::<(), ringstream::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WebSocket`] with
+    /// [`InvalidUtf8`](ringstream_core::ws::Error::InvalidUtf8) when a
+    /// binary, Ping or Pong payload is not UTF-8.
     pub fn into_text(self) -> Result<Utf8Bytes, Error> {
         match self {
             Message::Text(text) => Ok(text),
@@ -144,10 +144,6 @@ impl Message {
     /// The payload as `&str`: a text message's as it is, any other payload
     /// checked as UTF-8.
     ///
-    /// # Errors
-    ///
-    /// As [`into_text`](Self::into_text).
-    ///
     /// # Examples
     ///
     /// ```
@@ -157,6 +153,10 @@ impl Message {
     /// assert_eq!(Message::Ping(bytes::Bytes::from_static(b"ping")).to_text()?, "ping");
     /// # Ok::<(), ringstream::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`into_text`](Self::into_text).
     pub fn to_text(&self) -> Result<&str, Error> {
         match self {
             Message::Text(text) => Ok(text.as_str()),

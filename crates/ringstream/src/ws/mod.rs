@@ -6,32 +6,6 @@
 //! over from the connection's read block without a copy; a large message
 //! is sent with its frame head in one vectored write, without a copy.
 //!
-//! # Examples
-//!
-//! An echo service for any tower stack:
-//!
-//! ```
-//! use std::convert::Infallible;
-//! use ringstream::server::service_fn;
-//! use ringstream::ws::{Config, WebSocketUpgrade};
-//! use ringstream::Incoming;
-//!
-//! let echo = service_fn(|mut req: http::Request<Incoming>| async move {
-//!     let upgrade = match WebSocketUpgrade::from_request(&mut req) {
-//!         Ok(upgrade) => upgrade,
-//!         Err(refused) => return Ok::<_, Infallible>(refused.into_response()),
-//!     };
-//!     Ok(upgrade.on_upgrade(|mut socket| async move {
-//!         while let Some(Ok(message)) = socket.recv().await {
-//!             if message.is_data() && socket.send(message).await.is_err() {
-//!                 break;
-//!             }
-//!         }
-//!     }))
-//! });
-//! # let _ = echo;
-//! ```
-//!
 //! # Coming from axum
 //!
 //! axum 0.8's WebSocket code compiles against this module once its `use`
@@ -64,6 +38,30 @@
 //! - WebSockets over HTTP/2 (RFC 8441 `CONNECT`): the server is HTTP/1.1.
 //!
 //! # Examples
+//!
+//! An echo service for any tower stack:
+//!
+//! ```
+//! use std::convert::Infallible;
+//! use ringstream::server::service_fn;
+//! use ringstream::ws::{Config, WebSocketUpgrade};
+//! use ringstream::Incoming;
+//!
+//! let echo = service_fn(|mut req: http::Request<Incoming>| async move {
+//!     let upgrade = match WebSocketUpgrade::from_request(&mut req) {
+//!         Ok(upgrade) => upgrade,
+//!         Err(refused) => return Ok::<_, Infallible>(refused.into_response()),
+//!     };
+//!     Ok(upgrade.on_upgrade(|mut socket| async move {
+//!         while let Some(Ok(message)) = socket.recv().await {
+//!             if message.is_data() && socket.send(message).await.is_err() {
+//!                 break;
+//!             }
+//!         }
+//!     }))
+//! });
+//! # let _ = echo;
+//! ```
 //!
 //! The shape of axum's examples (feature `axum`):
 //!

@@ -42,6 +42,24 @@ const BLOCK: usize = 32 * 1024;
 /// On a server, [`WebSocketUpgrade`](super::WebSocketUpgrade) makes it; it
 /// hears the server's graceful shutdown (the peer gets a Close with 1001)
 /// and holds the connection's slot under the cap until dropped.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream::{ws::{Config, Message, Role, WebSocket}, Stream};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let (a, b) = tokio::io::duplex(4096);
+/// let mut server = WebSocket::from_stream(Stream::new(a), Role::Server, Config::default());
+/// let mut client = WebSocket::from_stream(Stream::new(b), Role::Client, Config::default());
+/// server.send(Message::binary(vec![1, 2, 3])).await.unwrap();
+/// server.send(Message::Close(None)).await.unwrap();
+/// assert_eq!(client.recv().await.unwrap().unwrap(), Message::binary(vec![1, 2, 3]));
+/// // The Close is answered (echoed) and returned, and then nothing more.
+/// assert!(matches!(client.recv().await, Some(Ok(Message::Close(_)))));
+/// assert!(client.recv().await.is_none());
+/// # });
+/// ```
 pub struct WebSocket<T = UpgradedTransport> {
     pub(super) stream: Stream<T>,
     pub(super) decoder: Decoder,
@@ -239,19 +257,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// begins to shut down sends a Close with 1001 (going away) and goes on
     /// receiving until the peer's Close.
     ///
-    /// # Errors
-    ///
-    /// `Some(Err(..))`: [`Error::WebSocket`] for a protocol violation,
-    /// [`Error::TimedOut`]`(`[`Timeout::WebSocketPing`]`)` when the peer
-    /// did not answer the idle Ping
-    /// within [`Config::idle_timeout`], [`Error::Closed`] when the peer
-    /// ended the connection without a Close, and I/O errors.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe while it waits for bytes: what was read stays buffered;
-    /// a message being gathered is kept.
-    ///
     /// # Examples
     ///
     /// The loop of axum's examples:
@@ -274,6 +279,19 @@ impl<T: AsyncRead + AsyncWrite + Unpin> WebSocket<T> {
     /// }
     /// # let _ = handle_socket;
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// `Some(Err(..))`: [`Error::WebSocket`] for a protocol violation,
+    /// [`Error::TimedOut`]`(`[`Timeout::WebSocketPing`]`)` when the peer
+    /// did not answer the idle Ping
+    /// within [`Config::idle_timeout`], [`Error::Closed`] when the peer
+    /// ended the connection without a Close, and I/O errors.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe while it waits for bytes: what was read stays buffered;
+    /// a message being gathered is kept.
     pub async fn recv(&mut self) -> Option<Result<Message, Error>> {
         poll_fn(|cx| self.poll_recv(cx)).await
     }

@@ -99,6 +99,17 @@ impl<F> fmt::Debug for WebSocketUpgrade<F> {
 /// What to do when the connection cannot be handed over after the `101`
 /// (see [`WebSocketUpgrade::on_failed_upgrade`]), as axum's trait of the
 /// same name. Any `FnOnce(Error) + Send + 'static` is one.
+///
+/// # Examples
+///
+/// ```
+/// use ringstream::ws::OnFailedUpgrade;
+///
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let on_failed = move |error: ringstream::Error| tx.send(error.to_string()).unwrap();
+/// on_failed.call(ringstream::Error::Closed);
+/// assert_eq!(rx.recv().unwrap(), "connection closed");
+/// ```
 pub trait OnFailedUpgrade: Send + 'static {
     /// Called with the error, in the upgrade's task.
     fn call(self, error: Error);
@@ -116,6 +127,14 @@ where
 /// The [`OnFailedUpgrade`] of a [`WebSocketUpgrade`] by default: logs the
 /// error (`tracing`, at debug level: a client that goes away before its
 /// `101` is written is routine).
+///
+/// # Examples
+///
+/// ```
+/// use ringstream::ws::{DefaultOnFailedUpgrade, OnFailedUpgrade};
+///
+/// DefaultOnFailedUpgrade::default().call(ringstream::Error::Closed); // logged only
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DefaultOnFailedUpgrade;
@@ -128,6 +147,17 @@ impl OnFailedUpgrade for DefaultOnFailedUpgrade {
 
 /// Why a request was not taken as a WebSocket handshake, with the status to
 /// answer it with ([`into_response`](Self::into_response)).
+///
+/// # Examples
+///
+/// ```
+/// use ringstream::ws::WebSocketUpgrade;
+///
+/// let mut request = http::Request::post("/ws").body(()).unwrap();
+/// let refused = WebSocketUpgrade::from_request(&mut request).unwrap_err();
+/// assert_eq!(refused.status(), 405);
+/// assert_eq!(refused.to_string(), format!("{} (405 Method Not Allowed)", refused.reason()));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UpgradeRefused {
     status: StatusCode,
@@ -211,6 +241,18 @@ impl std::error::Error for UpgradeRefused {}
 impl WebSocketUpgrade {
     /// Checks `request` as a WebSocket handshake and takes the connection's
     /// upgrade from it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringstream::ws::WebSocketUpgrade;
+    ///
+    /// // A valid handshake, but not through ringstream's server: no connection to take.
+    /// let mut request = http::Request::get("/ws").header("connection", "upgrade")
+    ///     .header("upgrade", "websocket").header("sec-websocket-version", "13")
+    ///     .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==").body(()).unwrap();
+    /// assert_eq!(WebSocketUpgrade::from_request(&mut request).unwrap_err().status(), 500);
+    /// ```
     ///
     /// # Errors
     ///

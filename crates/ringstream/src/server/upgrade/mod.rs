@@ -336,6 +336,13 @@ impl AsyncWrite for Upgraded {
 ///
 /// [`Error::Closed`] when the response was not a `101`, the connection
 /// ended before it was written, or a clone took the connection.
+///
+/// # Cancel safety
+///
+/// Cancel safe while it is awaited again (by reference) or a clone is
+/// left: the connection is taken only when returned. Dropping the last
+/// clone before it is ready gives the connection up: the server, finding
+/// no one to hand it to, closes it.
 #[derive(Clone)]
 pub struct OnUpgrade {
     receiver: Arc<Mutex<oneshot::Receiver<Upgraded>>>,

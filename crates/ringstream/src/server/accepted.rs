@@ -165,7 +165,10 @@ where
                 info: Some(info),
             };
             let io = Counted::new(socket, metrics);
-            hand_over_http2(super::h2::serve_http2(io, http2), open, &handed_over).await;
+            let served = super::h2::serve_http2(io, http2);
+            if let Some(refused) = hand_over_http2(served, open, &handed_over) {
+                refused.run().await;
+            }
             return;
         }
         let mut conn = Connection::new(
@@ -198,23 +201,30 @@ where
             #[cfg(feature = "http2")]
             Ok(ConnectionEnd::Http2) => {
                 let (io, http2) = conn.into_http2();
-                hand_over_http2(super::h2::serve_http2(io, http2), open, &handed_over).await;
+                let served = super::h2::serve_http2(io, http2);
+                if let Some(refused) = hand_over_http2(served, open, &handed_over) {
+                    refused.run().await;
+                }
             }
             Err(e) => tracing::debug!(error = %e, "connection ended with an error"),
         }
     }
 }
 
-/// Serves an HTTP/2 connection in a task of its own, holding `open`: the
-/// HTTP/2 state alone, boxed, instead of this task's room for an HTTP/1.1
-/// connection beside it. Past the server's shutdown (no accept loop to
-/// spawn it), it is served here.
+/// Boxes an HTTP/2 connection with `open` and sends it to the accept
+/// loop, which serves it in a task of its own: the HTTP/2 state alone
+/// instead of this task's room for an HTTP/1.1 connection beside it. Not
+/// an `async fn`, so that this task's state never holds the connection's
+/// future. Past the server's shutdown (no accept loop to spawn it), it is
+/// returned, to be served here.
 #[cfg(feature = "http2")]
-async fn hand_over_http2<F>(
+#[must_use]
+fn hand_over_http2<F>(
     serve: F,
     open: OpenConnection,
     handed_over: &mpsc::UnboundedSender<HandedOver>,
-) where
+) -> Option<HandedOver>
+where
     F: Future<Output = Result<(), crate::error::Error>> + Send + 'static,
 {
     // `map` polls `serve` where it lies: an `async` block awaiting it
@@ -225,9 +235,7 @@ async fn hand_over_http2<F>(
         }
         drop(open);
     }));
-    if let Err(refused) = handed_over.send(HandedOver::Http2(connection)) {
-        refused.0.run().await;
-    }
+    handed_over.send(HandedOver::Http2(connection)).err().map(|refused| refused.0)
 }
 
 /// Whether the server speaks HTTP/2 (with the feature, as configured).

@@ -187,12 +187,13 @@ where
         self.head.await_first(&self.config);
         loop {
             // 1. Bytes in → a request head.
-            let read = self.head.read(
-                &mut self.stream,
-                &mut self.shutdown,
-                &self.config,
-                self.date.dated_millis(),
-            );
+            self.head.start();
+            let idle_since = self.date.dated_millis();
+            let read = poll_fn(|cx| {
+                let (stream, shutdown) = (&mut self.stream, &mut self.shutdown);
+                self.head
+                    .poll_read(cx, stream, shutdown, &self.config, idle_since)
+            });
             let spans = match read.await {
                 Ok(spans) => spans,
                 Err(HeadOutcome::Closed) => break,

@@ -381,9 +381,12 @@ where
         let written = if answered_here {
             Ok(0)
         } else {
-            write::write_body(
-                &mut self.stream,
-                self.config.write_timeout,
+            let body = pin!(body);
+            let timeout = self.config.write_timeout;
+            let stream = &mut self.stream;
+            match write::write_body(
+                stream,
+                timeout,
                 body,
                 encoder,
                 &mut pump,
@@ -391,6 +394,14 @@ where
                 &span,
             )
             .await
+            {
+                Ok(sent) if encoder.is_close_delimited() => {
+                    write::flush_within_deadline(stream, timeout)
+                        .await
+                        .map(|()| sent)
+                }
+                written => written,
+            }
         };
         let bytes_sent = match written {
             Ok(n) => n,

@@ -5,7 +5,7 @@
 use std::future::{poll_fn, Future};
 use std::io::{self, IoSlice};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::{pin, Pin};
+use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -105,22 +105,24 @@ where
 
 /// Writes the response body to `stream`, feeding the request body
 /// meanwhile (an echo reads while it writes); returns the body bytes sent.
-/// A write that makes no progress for `write_timeout` fails.
-pub(super) async fn write_body<T, B>(
-    stream: &mut Stream<T>,
+/// A write that makes no progress for `write_timeout` fails. The body is
+/// pinned where the caller keeps it, and the future is the poll function
+/// itself (no future of its own around it); a close-delimited body is then
+/// flushed by the caller.
+pub(super) fn write_body<'a, T, B>(
+    stream: &'a mut Stream<T>,
     write_timeout: Duration,
-    body: B,
+    mut body: Pin<&'a mut B>,
     encoder: Encoder,
-    pump: &mut BodyPump,
-    exchange: &mut Exchange,
-    span: &tracing::Span,
-) -> Result<u64, Error>
+    pump: &'a mut BodyPump,
+    exchange: &'a mut Exchange,
+    span: &'a tracing::Span,
+) -> impl Future<Output = Result<u64, Error>> + 'a
 where
     T: AsyncRead + AsyncWrite + Unpin,
     B: Body,
     B::Error: Into<BoxError>,
 {
-    let mut body = pin!(body);
     let mut out = BodyOut {
         encoder,
         pending: None,
@@ -128,7 +130,7 @@ where
         sent: 0,
         stall: WriteStall::new(write_timeout),
     };
-    let sent = poll_fn(|cx| loop {
+    poll_fn(move |cx| loop {
         if let Err(BodyFailure(e)) = pump.poll(stream, exchange, cx) {
             return Poll::Ready(Err(e));
         }
@@ -175,32 +177,26 @@ where
             }
         }
     })
-    .await?;
-    if encoder.is_close_delimited() {
-        flush_within_deadline(stream, write_timeout).await?;
-    }
-    Ok(sent)
 }
 
 /// Sends what is buffered; fails once nothing has moved for `write_timeout`
 /// (every byte the client takes pushes the deadline back). A flush that
 /// completes at once (the common case) costs no timer.
-pub(super) async fn flush_within_deadline<T>(
+pub(super) fn flush_within_deadline<T>(
     stream: &mut Stream<T>,
     write_timeout: Duration,
-) -> Result<(), Error>
+) -> impl Future<Output = Result<(), Error>> + '_
 where
     T: AsyncRead + AsyncWrite + Unpin,
 {
     let mut stall = WriteStall::new(write_timeout);
-    poll_fn(|cx| {
+    poll_fn(move |cx| {
         let before = stream.pending_write();
         if let Poll::Ready(flushed) = stream.poll_flush_all(cx) {
             return Poll::Ready(flushed.map_err(Error::Io));
         }
         stall.poll_stalled(stream.pending_write() != before, cx)
     })
-    .await
 }
 
 /// The response body on its way out.

@@ -38,7 +38,7 @@ mod service;
 mod trace;
 mod write;
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Instant;
@@ -155,35 +155,34 @@ where
     /// Serve requests until the peer closes, an error ends the connection,
     /// or the server shuts down; an upgraded connection is held here until
     /// the service lets it go.
-    pub(crate) async fn run(self) -> Result<(), Error> {
-        let guard = self.serve().await?;
-        wait_released(guard).await;
-        Ok(())
-    }
-
-    /// As [`run`](Self::run), but an upgraded connection is returned as
-    /// its [`UpgradedGuard`](upgrade::UpgradedGuard) at once: the caller
-    /// keeps the slot with a task far smaller than this one.
-    pub(crate) async fn serve(self) -> Result<Option<upgrade::UpgradedGuard>, Error> {
+    ///
+    /// The connection is moved into the future once and served in place
+    /// there: an `async fn` that took it by value would hold it twice (as
+    /// its argument and as the binding it is moved into), and each future
+    /// nested around [`serve_in_place`](Self::serve_in_place) is one more
+    /// level every poll goes through.
+    pub(crate) fn run(self) -> impl Future<Output = Result<(), Error>> {
         let mut conn = self;
-        match conn.serve_in_place().await? {
-            ConnectionEnd::Closed => Ok(None),
-            ConnectionEnd::Upgraded(pending) => Ok(conn.hand_over(pending)),
-            #[cfg(feature = "http2")]
-            ConnectionEnd::Http2 => {
-                let (io, http2) = conn.into_http2();
-                // Boxed: only an HTTP/2 connection pays for its state.
-                Box::pin(crate::server::h2::serve_http2(io, http2)).await?;
-                Ok(None)
-            }
+        async move {
+            let guard = match conn.serve_in_place().await? {
+                ConnectionEnd::Closed => None,
+                ConnectionEnd::Upgraded(pending) => conn.hand_over(pending),
+                #[cfg(feature = "http2")]
+                ConnectionEnd::Http2 => {
+                    let (io, http2) = conn.into_http2();
+                    // Boxed: only an HTTP/2 connection pays for its state.
+                    Box::pin(crate::server::h2::serve_http2(io, http2)).await?;
+                    None
+                }
+            };
+            wait_released(guard).await;
+            Ok(())
         }
     }
 
-    /// [`serve`](Self::serve) on a connection its caller keeps in its own
-    /// future, which then holds it once: an `async fn` that takes it by
-    /// value holds it twice (as its argument and as the binding it is
-    /// moved into). An upgraded connection is then given to
-    /// [`hand_over`](Self::hand_over).
+    /// Serves the connection where its caller keeps it (in its own
+    /// future, which then holds it once), as [`run`](Self::run) does. An
+    /// upgraded connection is then given to [`hand_over`](Self::hand_over).
     pub(crate) async fn serve_in_place(&mut self) -> Result<ConnectionEnd, Error> {
         self.head.await_first(&self.config);
         loop {

@@ -52,9 +52,7 @@ impl ResponseDate {
     /// The `date` and `server` lines for a head written now.
     #[inline]
     pub(super) fn fields_now(&mut self) -> &ServerFields {
-        let (secs, millis) = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or((0, 0), |d| (d.as_secs(), d.subsec_millis()));
+        let (secs, millis) = unix_now();
         // The connection goes idle once this response is out: the slot's
         // idle time is taken from the same reading of the clock.
         self.dated_millis = secs * 1000 + u64::from(millis);
@@ -75,6 +73,45 @@ impl ResponseDate {
     pub(super) fn dated_millis(&self) -> u64 {
         self.dated_millis
     }
+}
+
+/// Seconds and milliseconds since the Unix epoch, now ((0, 0) for a clock
+/// set before it): read from `CLOCK_REALTIME` as `SystemTime::now` reads
+/// it, without its conversion to a `Duration`.
+#[cfg(unix)]
+#[inline]
+fn unix_now() -> (u64, u32) {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock_gettime` writes one `timespec` through the pointer,
+    // which points to `now`, a valid and writable `timespec` that outlives
+    // the call; `CLOCK_REALTIME` is a clock every Unix has. Nothing else is
+    // read or written (checked against `SystemTime::now` by
+    // `tests::the_clock_read_directly_agrees_with_system_time`).
+    let failed = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) } != 0;
+    let (Ok(secs), Ok(nanos)) = (u64::try_from(now.tv_sec), u32::try_from(now.tv_nsec)) else {
+        return (0, 0);
+    };
+    if failed {
+        return unix_now_portable();
+    }
+    (secs, nanos / 1_000_000)
+}
+
+/// [`unix_now`] through `SystemTime`.
+#[cfg_attr(unix, allow(dead_code))]
+fn unix_now_portable() -> (u64, u32) {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or((0, 0), |d| (d.as_secs(), d.subsec_millis()))
+}
+
+#[cfg(not(unix))]
+#[inline]
+fn unix_now() -> (u64, u32) {
+    unix_now_portable()
 }
 
 /// Writes the response head straight into `stream`'s write buffer (left as
@@ -439,6 +476,30 @@ impl PendingFrame {
                 return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
             self.written += n;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_read_directly_agrees_with_system_time() {
+        for _ in 0..100 {
+            let before = unix_now_portable();
+            let (secs, millis) = unix_now();
+            let after = unix_now_portable();
+            assert!(millis < 1000);
+            let at = |(s, m): (u64, u32)| s * 1000 + u64::from(m);
+            assert!(
+                at(before) <= at((secs, millis)),
+                "{before:?} then {secs}.{millis}"
+            );
+            assert!(
+                at((secs, millis)) <= at(after),
+                "{secs}.{millis} then {after:?}"
+            );
         }
     }
 }

@@ -264,11 +264,19 @@ impl HeadReader {
     /// when the last response was dated, tells whether an eighth may have
     /// passed). An idle connection is closed after 7/8 to 8/8 of the
     /// timeout.
+    #[inline]
     fn push_back_idle_deadline(&mut self, config: &Config, dated_millis: u64) {
         let since_push = dated_millis.wrapping_sub(self.idle_pushed_millis);
         if self.idle_pushed_millis != 0 && since_push < self.idle_eighth_millis {
             return;
         }
+        self.push_back_idle_deadline_now(config, dated_millis);
+    }
+
+    /// [`push_back_idle_deadline`](Self::push_back_idle_deadline) once an
+    /// eighth may have passed.
+    #[inline(never)]
+    fn push_back_idle_deadline_now(&mut self, config: &Config, dated_millis: u64) {
         let idle_timeout = config.idle_timeout;
         let eighth = idle_timeout / 8;
         let now = tokio::time::Instant::now();
@@ -291,10 +299,17 @@ impl HeadReader {
     /// that it holds this task's waker) or once it has fired. Between the
     /// two, the timer wakes the task by itself, and a wake-up for the
     /// socket costs no timer poll.
+    #[inline]
     fn poll_timer(&mut self, cx: &mut std::task::Context<'_>) -> Poll<()> {
         if self.timer_polled && !self.timer.is_elapsed() {
             return Poll::Pending;
         }
+        self.poll_timer_now(cx)
+    }
+
+    /// [`poll_timer`](Self::poll_timer) after a reset or once it fired.
+    #[inline(never)]
+    fn poll_timer_now(&mut self, cx: &mut std::task::Context<'_>) -> Poll<()> {
         self.timer_polled = true;
         self.timer.as_mut().poll(cx)
     }

@@ -116,7 +116,9 @@ fn unix_now() -> (u64, u32) {
 
 /// Writes the response head straight into `stream`'s write buffer (left as
 /// it was on an error) and returns the body's encoder.
-#[inline]
+// Always inlined into `start_response`, its one caller: a call costs
+// more than it does (its arguments and the encoder it returns are moved).
+#[inline(always)]
 pub(super) fn write_head<T>(
     stream: &mut Stream<T>,
     date: &mut ResponseDate,

@@ -69,6 +69,7 @@ impl StopSignal {
     /// ([`Slot::wake`] at the stop, or the eviction), and until then the
     /// signal is not looked at again: whoever sends the stop wakes the
     /// slot after sending.
+    #[inline]
     pub(crate) fn poll_stopping(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if self.stopped {
             return Poll::Ready(());
@@ -84,6 +85,13 @@ impl StopSignal {
         if known && !self.slot.take_woken() {
             return Poll::Pending;
         }
+        self.look(known, cx)
+    }
+
+    /// [`poll_stopping`](Self::poll_stopping) when the slot was woken or
+    /// does not hold this task's waker yet.
+    #[inline(never)]
+    fn look(&mut self, known: bool, cx: &mut Context<'_>) -> Poll<()> {
         if !known {
             // The waker goes to the slot before the checks below, so a
             // stop or an eviction in between still wakes this task.

@@ -37,12 +37,14 @@ thread_local! {
 }
 
 /// An empty list for a head's field spans: the kept one, or a new one.
+#[inline]
 pub(super) fn take_fields() -> FieldSpans {
     FIELDS.try_with(Cell::take).unwrap_or_default()
 }
 
 /// Keeps `spans`, emptied, for a later head (unless it grew unusually
 /// large).
+#[inline]
 pub(super) fn give_fields(mut spans: FieldSpans) {
     if spans.capacity() == 0 || spans.capacity() > MAX_FIELD_SPANS {
         return;

@@ -212,7 +212,9 @@ where
             // in the loop's own future, rather than in a future made per
             // request.
             let served = 'exchange: {
+                // The level first: with `INFO` off, one load.
                 let started = (self.config.access_log
+                    && tracing::level_enabled!(tracing::Level::INFO)
                     && tracing::enabled!(target: "ringstream::access", tracing::Level::INFO))
                 .then(Instant::now);
 

@@ -72,10 +72,19 @@ pub(super) fn make_room(map: &mut HeaderMap, fields: usize) {
 /// Takes `map`, emptied, to keep for a later request (unless it has no
 /// room, grew unusually large, or the thread keeps enough); a map left
 /// where it is is dropped with its response.
+#[inline]
 pub(super) fn give(map: &mut HeaderMap) {
+    // Inlined, so that a response with no field (no map allocated) costs
+    // this check alone.
     if map.capacity() == 0 || map.capacity() > MAX_CAPACITY {
         return;
     }
+    keep(map);
+}
+
+/// [`give`] for a map worth keeping.
+#[inline(never)]
+fn keep(map: &mut HeaderMap) {
     let mut map = std::mem::take(map);
     map.clear();
     if let Ok(true) = SPARE.try_with(|slots| pool::give(slots, map)) {

@@ -55,18 +55,26 @@ pub(super) fn give_fields(mut spans: FieldSpans) {
 
 /// Gives the empty `map` room for `fields` fields: a kept map takes its
 /// place, or it makes room itself.
+#[inline]
 pub(super) fn make_room(map: &mut HeaderMap, fields: usize) {
+    // Inlined: with no map kept (the responses had no fields), one load.
     if SPARE_HELD.try_with(Cell::get).unwrap_or(0) != 0 {
-        let kept = SPARE
-            .try_with(|slots| pool::take(slots, 0, HeaderMap::capacity))
-            .ok()
-            .flatten();
-        if let Some(kept) = kept {
-            SPARE_HELD.with(|held| held.set(held.get().saturating_sub(1)));
-            *map = kept;
-        }
+        take_kept(map);
     }
     map.reserve(fields);
+}
+
+/// Puts a kept map, if there is one, in the place of `map`.
+#[inline(never)]
+fn take_kept(map: &mut HeaderMap) {
+    let kept = SPARE
+        .try_with(|slots| pool::take(slots, 0, HeaderMap::capacity))
+        .ok()
+        .flatten();
+    if let Some(kept) = kept {
+        SPARE_HELD.with(|held| held.set(held.get().saturating_sub(1)));
+        *map = kept;
+    }
 }
 
 /// Takes `map`, emptied, to keep for a later request (unless it has no

@@ -94,6 +94,7 @@ pub(crate) fn take_write(min: usize) -> Option<Vec<u8>> {
 
 /// Gives a write buffer back (its contents are discarded). It is kept
 /// when the pool has room and it is at most [`MAX_CAPACITY`] bytes.
+#[inline]
 pub(crate) fn give_write(mut buffer: Vec<u8>) {
     if buffer.capacity() == 0 || buffer.capacity() > MAX_CAPACITY {
         return;

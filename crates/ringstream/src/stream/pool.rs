@@ -64,6 +64,7 @@ pub(crate) fn give<B>(slots: &[Cell<Option<B>>], block: B) -> bool {
 }
 
 /// A read block of at least `min` bytes from the pool, if it has one.
+#[inline]
 pub(crate) fn take_read(min: usize) -> Option<BytesMut> {
     READ.try_with(|slots| take(slots, min, BytesMut::capacity))
         .ok()
@@ -85,6 +86,7 @@ pub(crate) fn give_read(mut block: BytesMut, min: usize) {
 
 /// A write buffer with room for at least `min` bytes from the pool, if it
 /// has one.
+#[inline]
 pub(crate) fn take_write(min: usize) -> Option<Vec<u8>> {
     WRITE
         .try_with(|slots| take(slots, min, Vec::capacity))

@@ -54,7 +54,7 @@ impl BodyPump {
     }
 
     /// The request body of `exchange`, for the service (once).
-    #[inline]
+    #[inline(always)]
     pub(super) fn body(&mut self, exchange: &Exchange) -> Incoming {
         if self.complete {
             return Incoming::empty();

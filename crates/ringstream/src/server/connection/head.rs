@@ -350,10 +350,13 @@ impl HeadReader {
             self.fields = reuse::take_fields();
         }
         self.fields.clear();
-        for field in head.fields(fields) {
-            self.fields
-                .push((span(field.name.as_bytes()), span(field.value)));
-        }
+        // One reservation for all (the slice's length is known), not a
+        // capacity check per field.
+        self.fields.extend(
+            head.fields(fields)
+                .iter()
+                .map(|field| (span(field.name.as_bytes()), span(field.value))),
+        );
         Ok(Some(HeadSpans {
             method: span(head.method.as_bytes()),
             target: span(head.target.as_bytes()),

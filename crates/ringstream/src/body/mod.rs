@@ -554,6 +554,7 @@ impl Body for Incoming {
 }
 
 impl Drop for Incoming {
+    #[inline]
     fn drop(&mut self) {
         if let Kind::Channel(shared) = &self.kind {
             shared.body_dropped();

@@ -235,7 +235,10 @@ where
         }
         drop(open);
     }));
-    handed_over.send(HandedOver::Http2(connection)).err().map(|refused| refused.0)
+    handed_over
+        .send(HandedOver::Http2(connection))
+        .err()
+        .map(|refused| refused.0)
 }
 
 /// Whether the server speaks HTTP/2 (with the feature, as configured).

@@ -121,13 +121,14 @@ where
 {
     let (stop, stopped) = watch::channel(false);
     let shutdown_timeout = config.shutdown_timeout;
+    let slot = Slot::standalone();
     let mut connection = Connection::new(
         io,
         service,
         Arc::new(config),
         Arc::new(Metrics::default()),
         stopped,
-        Slot::standalone(),
+        slot.clone(),
     )
     .with_upgrades();
     if let Some(info) = info {
@@ -136,6 +137,7 @@ where
     ServeConnection {
         running: Box::pin(connection.run()),
         stop,
+        slot,
         shutdown_timeout,
     }
 }
@@ -185,6 +187,9 @@ where
 pub struct ServeConnection<F> {
     running: Pin<Box<F>>,
     stop: watch::Sender<bool>,
+    /// The connection's slot, woken after the stop is sent (a waiting
+    /// connection looks at the stop only then).
+    slot: Arc<Slot>,
     shutdown_timeout: Duration,
 }
 
@@ -223,6 +228,7 @@ impl<F> ServeConnection<F> {
         GracefulConnection {
             running: self.running,
             stop: self.stop,
+            slot: self.slot,
             signal: Some(Box::pin(signal)),
             deadline: None,
             shutdown_timeout: self.shutdown_timeout,
@@ -303,6 +309,7 @@ impl<F> fmt::Debug for ServeConnection<F> {
 pub struct GracefulConnection<F, G> {
     running: Pin<Box<F>>,
     stop: watch::Sender<bool>,
+    slot: Arc<Slot>,
     signal: Option<Pin<Box<G>>>,
     deadline: Option<Pin<Box<Sleep>>>,
     shutdown_timeout: Duration,
@@ -321,6 +328,7 @@ where
             if signal.as_mut().poll(cx).is_ready() {
                 this.signal = None;
                 this.stop.send_replace(true);
+                this.slot.wake();
                 let deadline = tokio::time::Instant::now() + this.shutdown_timeout;
                 this.deadline = Some(Box::pin(tokio::time::sleep_until(deadline)));
             }

@@ -126,10 +126,14 @@ where
     type Error = E;
     type Future = Fut;
 
+    #[inline]
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), E>> {
         Poll::Ready(Ok(()))
     }
 
+    // Inlined where the request is made: a call that is not copies the
+    // request into its argument.
+    #[inline]
     fn call(&mut self, req: Req) -> Fut {
         (self.f)(req)
     }

@@ -11,7 +11,7 @@
 //! and evicts it; the connection sees that in its idle wait (the same wait
 //! that watches for shutdown) and closes.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Waker;
 
@@ -31,6 +31,10 @@ pub(crate) struct Slot {
     /// The connection task's waker, set on its first idle wait (and again
     /// only if the waker changes).
     waker: Mutex<Option<Waker>>,
+    /// Set by [`wake`](Self::wake) and an eviction, cleared by
+    /// [`take_woken`](Self::take_woken): whether the connection has
+    /// something to look at (the stop, the eviction) since it last looked.
+    woken: AtomicBool,
 }
 
 impl Slot {
@@ -39,6 +43,7 @@ impl Slot {
         Slot {
             state: AtomicU64::new(idle_stamp(unix_millis)),
             waker: Mutex::new(None),
+            woken: AtomicBool::new(false),
         }
     }
 
@@ -71,6 +76,19 @@ impl Slot {
         self.state.load(Ordering::Acquire) == EVICTED
     }
 
+    /// Whether the slot was woken (by the stop or an eviction) since the
+    /// last call; clears it. One load when it was not.
+    #[inline]
+    pub(crate) fn take_woken(&self) -> bool {
+        if !self.woken.load(Ordering::Acquire) {
+            return false;
+        }
+        // Only the connection clears it: a wake between the load and this
+        // store wakes the task, which then looks again anyway.
+        self.woken.store(false, Ordering::Relaxed);
+        true
+    }
+
     /// Stores the waker that an eviction wakes. Check
     /// [`is_evicted`](Self::is_evicted) after this: an eviction between the
     /// check and the store would otherwise wake a stale waker.
@@ -93,8 +111,12 @@ impl Slot {
         drop(waker);
     }
 
-    /// Wakes the connection if it waits (for the shutdown to be seen).
+    /// Wakes the connection if it waits (for the shutdown to be seen). A
+    /// connection that waits looks at the stop signal again only once its
+    /// slot has been woken ([`take_woken`](Self::take_woken)): whoever
+    /// sends the stop wakes the slot after.
     pub(crate) fn wake(&self) {
+        self.woken.store(true, Ordering::Release);
         let waker = self
             .waker
             .lock()
@@ -112,6 +134,7 @@ impl Slot {
             .compare_exchange(since, EVICTED, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok();
         if evicted {
+            self.woken.store(true, Ordering::Release);
             let waker = self
                 .waker
                 .lock()

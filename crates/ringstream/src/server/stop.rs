@@ -76,7 +76,10 @@ impl StopSignal {
     /// Ready once the server has begun to stop or the slot was evicted
     /// (which [`Slot::is_evicted`] tells apart). A dropped sender never
     /// stops the connection. Pending, the task is woken through its slot
-    /// ([`Slot::wake`] at the stop, or the eviction).
+    /// ([`Slot::wake`] at the stop, or the eviction), and until then the
+    /// signal is not looked at again: whoever sends the stop wakes the
+    /// slot after sending.
+    #[inline]
     pub(crate) fn poll_stopping(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if self.stopped {
             return Poll::Ready(());
@@ -85,6 +88,20 @@ impl StopSignal {
             .registered
             .as_ref()
             .is_some_and(|waker| waker.will_wake(cx.waker()));
+        // The slot holds this task's waker and has not been woken since the
+        // last look: neither the stop (whose sender wakes every slot after
+        // sending) nor an eviction has come. A wait polled again for its
+        // socket costs this one load.
+        if known && !self.slot.take_woken() {
+            return Poll::Pending;
+        }
+        self.look(known, cx)
+    }
+
+    /// [`poll_stopping`](Self::poll_stopping) when the slot was woken or
+    /// does not hold this task's waker yet.
+    #[inline(never)]
+    fn look(&mut self, known: bool, cx: &mut Context<'_>) -> Poll<()> {
         if !known {
             // The waker goes to the slot before the checks below, so a
             // stop or an eviction in between still wakes this task.
@@ -111,11 +128,18 @@ mod tests {
     #[tokio::test]
     async fn stop_is_seen_by_both_the_check_and_the_wait() {
         let (stop, receiver) = watch::channel(false);
-        let mut signal = StopSignal::new(receiver, Slot::standalone());
+        let slot = Slot::standalone();
+        let mut signal = StopSignal::new(receiver, slot.clone());
         assert!(!signal.is_stopping());
         let waiting = poll_fn(|cx| Poll::Ready(signal.poll_stopping(cx).is_ready())).await;
         assert!(!waiting, "nothing sent yet");
         stop.send(true).unwrap();
+        // The check sees the send at once; the wait, registered, once the
+        // slot is woken (as every sender of the stop does after sending).
+        assert!(signal.is_stopping());
+        let waiting = poll_fn(|cx| Poll::Ready(signal.poll_stopping(cx).is_ready())).await;
+        assert!(!waiting, "not looked at before the slot is woken");
+        slot.wake();
         poll_fn(|cx| signal.poll_stopping(cx)).await;
         assert!(signal.is_stopping());
         // Ready again afterwards.

@@ -108,6 +108,7 @@ impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin> Stream<T> {
     /// the buffers are given back first
     /// ([`release_idle_buffers`](Self::release_idle_buffers)), so the
     /// connection holds no block while it waits.
+    #[inline]
     pub(crate) fn poll_fill_releasing(
         &mut self,
         cx: &mut std::task::Context<'_>,

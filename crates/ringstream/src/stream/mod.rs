@@ -420,15 +420,23 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream<T> {
         e
     }
 
+    #[inline]
     fn reserve_write(&mut self, additional: usize) {
         if self.write_buf.capacity() == 0 {
-            let block = self.options.minimum_write_size.max(additional);
-            match pool::take_write(block) {
-                Some(buffer) => self.write_buf = buffer,
-                None => self.write_buf.reserve(block),
-            }
+            self.take_write_buffer(additional);
         } else {
             self.write_buf.reserve(additional);
+        }
+    }
+
+    /// A write buffer for a stream that holds none: from the thread's
+    /// pool, or a new one.
+    #[inline(never)]
+    fn take_write_buffer(&mut self, additional: usize) {
+        let block = self.options.minimum_write_size.max(additional);
+        match pool::take_write(block) {
+            Some(buffer) => self.write_buf = buffer,
+            None => self.write_buf.reserve(block),
         }
     }
 

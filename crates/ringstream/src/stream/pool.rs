@@ -64,6 +64,7 @@ pub(crate) fn give<B>(slots: &[Cell<Option<B>>], block: B) -> bool {
 }
 
 /// A read block of at least `min` bytes from the pool, if it has one.
+#[inline]
 pub(crate) fn take_read(min: usize) -> Option<BytesMut> {
     READ.try_with(|slots| take(slots, min, BytesMut::capacity))
         .ok()
@@ -85,6 +86,7 @@ pub(crate) fn give_read(mut block: BytesMut, min: usize) {
 
 /// A write buffer with room for at least `min` bytes from the pool, if it
 /// has one.
+#[inline]
 pub(crate) fn take_write(min: usize) -> Option<Vec<u8>> {
     WRITE
         .try_with(|slots| take(slots, min, Vec::capacity))
@@ -94,6 +96,7 @@ pub(crate) fn take_write(min: usize) -> Option<Vec<u8>> {
 
 /// Gives a write buffer back (its contents are discarded). It is kept
 /// when the pool has room and it is at most [`MAX_CAPACITY`] bytes.
+#[inline]
 pub(crate) fn give_write(mut buffer: Vec<u8>) {
     if buffer.capacity() == 0 || buffer.capacity() > MAX_CAPACITY {
         return;

@@ -39,6 +39,7 @@ pub(super) struct BodyFailure(pub(super) Error);
 impl BodyPump {
     /// The pump that feeds the request body of `exchange`; the body itself
     /// is then taken with [`body`](Self::body).
+    #[inline]
     pub(super) fn new(exchange: &Exchange, config: &Config) -> BodyPump {
         BodyPump {
             sender: None,
@@ -53,6 +54,7 @@ impl BodyPump {
     }
 
     /// The request body of `exchange`, for the service (once).
+    #[inline(always)]
     pub(super) fn body(&mut self, exchange: &Exchange) -> Incoming {
         if self.complete {
             return Incoming::empty();

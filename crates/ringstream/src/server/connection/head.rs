@@ -2,8 +2,9 @@
 //! deadlines, ask the core whether they form a head, and turn it into an
 //! `http::Request` that shares the head bytes.
 
-use std::future::{poll_fn, Future};
+use std::future::Future;
 use std::pin::Pin;
+use std::task::Poll;
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Uri};
@@ -70,6 +71,12 @@ pub(super) struct HeadReader {
     /// An eighth of the idle timeout, in milliseconds: how far the idle
     /// deadline may drift before it is pushed back.
     idle_eighth_millis: u64,
+    /// Bytes of the head being read have come.
+    head_started: bool,
+    /// The slot is marked idle (a new connection's starts so).
+    marked_idle: bool,
+    /// The last poll waited for bytes, having looked at those buffered.
+    waiting: bool,
 }
 
 impl HeadReader {
@@ -83,6 +90,9 @@ impl HeadReader {
             awaiting_first: true,
             idle_eighth_millis: u64::try_from((config.idle_timeout / 8).as_millis())
                 .unwrap_or(u64::MAX),
+            head_started: false,
+            marked_idle: true,
+            waiting: false,
         }
     }
 
@@ -95,107 +105,148 @@ impl HeadReader {
         self.awaiting_first = true;
     }
 
-    /// Read and validate the next request head from `stream`; between
-    /// requests the connection's slot is marked idle since `idle_since`
-    /// (milliseconds since the Unix epoch).
-    pub(super) async fn read<T>(
+    /// Starts reading the next request head with
+    /// [`poll_read`](Self::poll_read).
+    pub(super) fn start(&mut self) {
+        self.parser.reset();
+        self.head_started = false;
+        // A new connection's slot starts marked idle.
+        self.marked_idle = self.awaiting_first;
+        self.waiting = false;
+    }
+
+    /// Read and validate the next request head from `stream` (after
+    /// [`start`](Self::start)); between requests the connection's slot is
+    /// marked idle since `idle_since` (milliseconds since the Unix epoch).
+    /// A poll function rather than a future: a keep-alive connection makes
+    /// no future of its own per request, and what it remembers between
+    /// polls lives here.
+    pub(super) fn poll_read<T>(
         &mut self,
+        cx: &mut std::task::Context<'_>,
         stream: &mut Stream<T>,
         shutdown: &mut StopSignal,
         config: &Config,
         idle_since: u64,
-    ) -> Result<HeadSpans, HeadOutcome>
+    ) -> Poll<Result<HeadSpans, HeadOutcome>>
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
-        self.parser.reset();
-        let mut head_started = false;
-        // Whether the slot is marked idle: a new connection's starts so.
-        let mut marked_idle = self.awaiting_first;
         loop {
-            if !stream.buffered().is_empty() {
-                #[cfg(feature = "http2")]
-                let http2 = self.http2_preface(stream.buffered(), config);
-                #[cfg(not(feature = "http2"))]
-                let http2 = Http2Preface::Absent;
-                #[cfg(feature = "http2")]
-                if http2 == Http2Preface::Whole {
-                    return Err(HeadOutcome::Http2);
-                }
-                if http2 == Http2Preface::Invalid {
-                    return Err(HeadOutcome::Closed);
-                }
-                if http2 == Http2Preface::Absent {
-                    if let Some(spans) = self.try_parse(stream)? {
-                        self.awaiting_first = false;
-                        return Ok(spans);
-                    }
-                }
-                // Part of a head: from now on the head timeout applies
-                // (set only here, so a head that arrives whole costs no
-                // timer update).
-                // The first request of a connection keeps the deadline
-                // counted from the accept.
-                if !head_started {
-                    head_started = true;
-                    if !self.awaiting_first {
-                        let deadline = tokio::time::Instant::now() + config.head_timeout;
-                        self.reset_timer(deadline);
-                    }
+            // Polled again after it waited: the buffered bytes are those it
+            // has looked at already.
+            if !std::mem::take(&mut self.waiting) {
+                if let Some(done) = self.look(stream, shutdown, config, idle_since) {
+                    return Poll::Ready(done);
                 }
             }
-            let idle = !head_started;
-            if idle && !self.awaiting_first {
-                self.push_back_idle_deadline(config, idle_since);
-                if !marked_idle {
-                    marked_idle = true;
-                    shutdown.slot().set_idle(idle_since);
-                }
-            }
-            let read = tokio::select! {
-                biased;
-                // Waiting for the next request, the connection holds
-                // no read or write block (they go to the thread's pool).
-                read = poll_fn(|cx| stream.poll_fill_releasing(cx)) => read,
-                () = poll_fn(|cx| self.poll_timer(cx)) => {
-                    return Err(if idle {
-                        HeadOutcome::Closed
-                    } else {
-                        HeadOutcome::Reject(408, "request head timed out")
-                    });
-                }
-                () = poll_fn(|cx| shutdown.poll_stopping(cx)), if idle => {
-                    return Err(if shutdown.slot().is_evicted() {
-                        HeadOutcome::Evicted
-                    } else {
-                        HeadOutcome::Closed
-                    });
+            let idle = !self.head_started;
+            // Bytes first; then the deadline, and while idle the stop.
+            let read = match stream.poll_fill_releasing(cx) {
+                Poll::Ready(read) => read,
+                Poll::Pending => {
+                    if self.poll_timer(cx).is_ready() {
+                        return Poll::Ready(Err(if idle {
+                            HeadOutcome::Closed
+                        } else {
+                            HeadOutcome::Reject(408, "request head timed out")
+                        }));
+                    }
+                    if idle && shutdown.poll_stopping(cx).is_ready() {
+                        return Poll::Ready(Err(if shutdown.slot().is_evicted() {
+                            HeadOutcome::Evicted
+                        } else {
+                            HeadOutcome::Closed
+                        }));
+                    }
+                    self.waiting = true;
+                    return Poll::Pending;
                 }
             };
             match read {
                 // EOF: between requests that is a normal close; inside a
                 // head it is an incomplete request.
-                Ok(0) if stream.buffered().is_empty() => return Err(HeadOutcome::Closed),
+                Ok(0) if stream.buffered().is_empty() => {
+                    return Poll::Ready(Err(HeadOutcome::Closed))
+                }
                 Ok(0) => {
-                    return Err(HeadOutcome::Reject(
+                    return Poll::Ready(Err(HeadOutcome::Reject(
                         400,
                         "connection closed within a request head",
-                    ))
+                    )))
                 }
                 Ok(_) => {
                     // The slot may have been evicted just before the bytes
                     // came: its place is promised to another client.
-                    if marked_idle {
-                        marked_idle = false;
+                    if self.marked_idle {
+                        self.marked_idle = false;
                         if !shutdown.slot().set_busy() {
-                            return Err(HeadOutcome::Evicted);
+                            return Poll::Ready(Err(HeadOutcome::Evicted));
                         }
                     }
-                    continue;
                 }
-                Err(_) => return Err(HeadOutcome::Closed),
+                Err(_) => return Poll::Ready(Err(HeadOutcome::Closed)),
             }
         }
+    }
+
+    /// Looks at the buffered bytes before a read: a whole head (or the
+    /// HTTP/2 preface, or a head that breaks the rules) ends the read;
+    /// otherwise the deadline that applies to the wait is set and, between
+    /// requests, the slot is marked idle.
+    fn look<T>(
+        &mut self,
+        stream: &Stream<T>,
+        shutdown: &StopSignal,
+        config: &Config,
+        idle_since: u64,
+    ) -> Option<Result<HeadSpans, HeadOutcome>>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
+        if !stream.buffered().is_empty() {
+            #[cfg(feature = "http2")]
+            let http2 = self.http2_preface(stream.buffered(), config);
+            #[cfg(not(feature = "http2"))]
+            let http2 = Http2Preface::Absent;
+            if http2 == Http2Preface::Whole {
+                #[cfg(feature = "http2")]
+                return Some(Err(HeadOutcome::Http2));
+            }
+            if http2 == Http2Preface::Invalid {
+                return Some(Err(HeadOutcome::Closed));
+            }
+            if http2 == Http2Preface::Absent {
+                match self.try_parse(stream) {
+                    Ok(Some(spans)) => {
+                        self.awaiting_first = false;
+                        return Some(Ok(spans));
+                    }
+                    Ok(None) => {}
+                    Err(outcome) => return Some(Err(outcome)),
+                }
+            }
+            // Part of a head: from now on the head timeout applies
+            // (set only here, so a head that arrives whole costs no
+            // timer update).
+            // The first request of a connection keeps the deadline
+            // counted from the accept.
+            if !self.head_started {
+                self.head_started = true;
+                if !self.awaiting_first {
+                    let deadline = tokio::time::Instant::now() + config.head_timeout;
+                    self.reset_timer(deadline);
+                }
+            }
+        }
+        if !self.head_started && !self.awaiting_first {
+            self.push_back_idle_deadline(config, idle_since);
+            if !self.marked_idle {
+                self.marked_idle = true;
+                shutdown.slot().set_idle(idle_since);
+            }
+        }
+        None
     }
 
     /// Whether a connection's first bytes are the HTTP/2 preface (a
@@ -216,11 +267,19 @@ impl HeadReader {
     /// when the last response was dated, tells whether an eighth may have
     /// passed). An idle connection is closed after 7/8 to 8/8 of the
     /// timeout.
+    #[inline]
     fn push_back_idle_deadline(&mut self, config: &Config, dated_millis: u64) {
         let since_push = dated_millis.wrapping_sub(self.idle_pushed_millis);
         if self.idle_pushed_millis != 0 && since_push < self.idle_eighth_millis {
             return;
         }
+        self.push_back_idle_deadline_now(config, dated_millis);
+    }
+
+    /// [`push_back_idle_deadline`](Self::push_back_idle_deadline) once an
+    /// eighth may have passed.
+    #[inline(never)]
+    fn push_back_idle_deadline_now(&mut self, config: &Config, dated_millis: u64) {
         let idle_timeout = config.idle_timeout;
         let eighth = idle_timeout / 8;
         let now = tokio::time::Instant::now();
@@ -243,10 +302,17 @@ impl HeadReader {
     /// that it holds this task's waker) or once it has fired. Between the
     /// two, the timer wakes the task by itself, and a wake-up for the
     /// socket costs no timer poll.
-    fn poll_timer(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+    #[inline]
+    fn poll_timer(&mut self, cx: &mut std::task::Context<'_>) -> Poll<()> {
         if self.timer_polled && !self.timer.is_elapsed() {
-            return std::task::Poll::Pending;
+            return Poll::Pending;
         }
+        self.poll_timer_now(cx)
+    }
+
+    /// [`poll_timer`](Self::poll_timer) after a reset or once it fired.
+    #[inline(never)]
+    fn poll_timer_now(&mut self, cx: &mut std::task::Context<'_>) -> Poll<()> {
         self.timer_polled = true;
         self.timer.as_mut().poll(cx)
     }
@@ -287,10 +353,13 @@ impl HeadReader {
             self.fields = reuse::take_fields();
         }
         self.fields.clear();
-        for field in head.fields(fields) {
-            self.fields
-                .push((span(field.name.as_bytes()), span(field.value)));
-        }
+        // One reservation for all (the slice's length is known), not a
+        // capacity check per field.
+        self.fields.extend(
+            head.fields(fields)
+                .iter()
+                .map(|field| (span(field.name.as_bytes()), span(field.value))),
+        );
         Ok(Some(HeadSpans {
             method: span(head.method.as_bytes()),
             target: span(head.target.as_bytes()),

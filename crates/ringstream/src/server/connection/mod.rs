@@ -1,6 +1,7 @@
 //! One HTTP/1.1 connection, read top to bottom: [`Connection::serve_in_place`]
-//! loops over requests, and [`Connection::exchange`] serves one in the
-//! order things happen on the wire.
+//! loops over requests and serves each in the order things happen on the
+//! wire, in the loop's own future (a keep-alive connection makes no future
+//! per request).
 //!
 //! The connection never parses or frames bytes itself: it asks the core
 //! ([`ringstream_core::h1`]) what the bytes mean and what to send — the
@@ -37,7 +38,7 @@ mod service;
 mod trace;
 mod write;
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Instant;
@@ -56,7 +57,7 @@ use super::upgrade::{self, Pending, UpgradedIo};
 use crate::error::{Error, Timeout};
 use crate::stream::Stream;
 use body::BodyPump;
-use head::{HeadOutcome, HeadReader, HeadSpans};
+use head::{HeadOutcome, HeadReader};
 use trace::{
     failure_status, log_access, protocol_version, record_response, request_span, LossyText,
 };
@@ -154,45 +155,45 @@ where
     /// Serve requests until the peer closes, an error ends the connection,
     /// or the server shuts down; an upgraded connection is held here until
     /// the service lets it go.
-    pub(crate) async fn run(self) -> Result<(), Error> {
-        let guard = self.serve().await?;
-        wait_released(guard).await;
-        Ok(())
-    }
-
-    /// As [`run`](Self::run), but an upgraded connection is returned as
-    /// its [`UpgradedGuard`](upgrade::UpgradedGuard) at once: the caller
-    /// keeps the slot with a task far smaller than this one.
-    pub(crate) async fn serve(self) -> Result<Option<upgrade::UpgradedGuard>, Error> {
+    ///
+    /// The connection is moved into the future once and served in place
+    /// there: an `async fn` that took it by value would hold it twice (as
+    /// its argument and as the binding it is moved into), and each future
+    /// nested around [`serve_in_place`](Self::serve_in_place) is one more
+    /// level every poll goes through.
+    pub(crate) fn run(self) -> impl Future<Output = Result<(), Error>> {
         let mut conn = self;
-        match conn.serve_in_place().await? {
-            ConnectionEnd::Closed => Ok(None),
-            ConnectionEnd::Upgraded(pending) => Ok(conn.hand_over(pending)),
-            #[cfg(feature = "http2")]
-            ConnectionEnd::Http2 => {
-                let (io, http2) = conn.into_http2();
-                // Boxed: only an HTTP/2 connection pays for its state.
-                Box::pin(crate::server::h2::serve_http2(io, http2)).await?;
-                Ok(None)
-            }
+        async move {
+            let guard = match conn.serve_in_place().await? {
+                ConnectionEnd::Closed => None,
+                ConnectionEnd::Upgraded(pending) => conn.hand_over(pending),
+                #[cfg(feature = "http2")]
+                ConnectionEnd::Http2 => {
+                    let (io, http2) = conn.into_http2();
+                    // Boxed: only an HTTP/2 connection pays for its state.
+                    Box::pin(crate::server::h2::serve_http2(io, http2)).await?;
+                    None
+                }
+            };
+            wait_released(guard).await;
+            Ok(())
         }
     }
 
-    /// [`serve`](Self::serve) on a connection its caller keeps in its own
-    /// future, which then holds it once: an `async fn` that takes it by
-    /// value holds it twice (as its argument and as the binding it is
-    /// moved into). An upgraded connection is then given to
-    /// [`hand_over`](Self::hand_over).
+    /// Serves the connection where its caller keeps it (in its own
+    /// future, which then holds it once), as [`run`](Self::run) does. An
+    /// upgraded connection is then given to [`hand_over`](Self::hand_over).
     pub(crate) async fn serve_in_place(&mut self) -> Result<ConnectionEnd, Error> {
         self.head.await_first(&self.config);
         loop {
             // 1. Bytes in → a request head.
-            let read = self.head.read(
-                &mut self.stream,
-                &mut self.shutdown,
-                &self.config,
-                self.date.dated_millis(),
-            );
+            self.head.start();
+            let idle_since = self.date.dated_millis();
+            let read = poll_fn(|cx| {
+                let (stream, shutdown) = (&mut self.stream, &mut self.shutdown);
+                self.head
+                    .poll_read(cx, stream, shutdown, &self.config, idle_since)
+            });
             let spans = match read.await {
                 Ok(spans) => spans,
                 Err(HeadOutcome::Closed) => break,
@@ -207,8 +208,174 @@ where
                 Err(HeadOutcome::Http2) => return Ok(ConnectionEnd::Http2),
             };
             self.metrics.record_request();
-            // 2–5. The request served, its response sent.
-            match self.exchange(spans).await {
+            // 2–5. The request served, its response sent: written out here,
+            // in the loop's own future, rather than in a future made per
+            // request.
+            let served = 'exchange: {
+                // The level first: with `INFO` off, one load.
+                let started = (self.config.access_log
+                    && tracing::level_enabled!(tracing::Level::INFO)
+                    && tracing::enabled!(target: "ringstream::access", tracing::Level::INFO))
+                .then(Instant::now);
+
+                // 1. The head bytes → an `http::Request` sharing them, with its body.
+                let head = self.stream.split_buffered(spans.head_len);
+                let mut exchange = spans.exchange;
+                // 2. The request body, fed by the pump from here on.
+                let mut pump = BodyPump::new(&exchange, &self.config);
+                let body = pump.body(&exchange);
+                let info = self.info.as_ref().filter(|_| self.config.connection_info);
+                let mut request = http::Request::new(body);
+                if let Err((status, why)) =
+                    self.head.build_request(&spans, &head, info, &mut request)
+                {
+                    drop(request);
+                    self.reject(status, &why).await;
+                    break 'exchange Ok(AfterResponse::Close);
+                }
+                // For log lines: the request line as it arrived (the request itself
+                // shares these bytes, so keeping them costs nothing).
+                let method = LossyText(head.get(spans.method.0..spans.method.0 + spans.method.1));
+                let uri = LossyText(head.get(spans.target.0..spans.target.0 + spans.target.1));
+                let version = protocol_version(request.version());
+                let span = request_span(
+                    self.info.as_ref(),
+                    request.method(),
+                    request.uri(),
+                    request.version(),
+                );
+                // An upgrade is offered when the request asks for one, has no body
+                // and the transport can be handed over.
+                let mut upgrade = None;
+                if exchange.is_upgrade() && pump.complete && self.upgrades.is_some() {
+                    let (on_upgrade, pending) = upgrade::offer();
+                    request.extensions_mut().insert(on_upgrade);
+                    upgrade = Some(pending);
+                }
+
+                // 3. The service. It is called here, not in a helper future, so the
+                // request and the response are not moved once more per exchange.
+                let ready = poll_fn(|cx| self.service.poll_ready(cx))
+                    .await
+                    .map_err(|e| e.into().to_string());
+                if let Err(e) = ready {
+                    tracing::error!(error = %e, "service not ready");
+                    self.reject(503, &"service not ready").await;
+                    break 'exchange Ok(AfterResponse::Close);
+                }
+                // Pinned where it is made; dropped with this block, once it has
+                // answered (as a future that holds something until then expects).
+                let outcome = {
+                    let future = pin!(self.service.call(request));
+                    service::await_response(
+                        &mut self.stream,
+                        future,
+                        &mut pump,
+                        &mut exchange,
+                        &span,
+                    )
+                    .await
+                };
+                let response = match outcome {
+                    Ok(Ok(response)) => response,
+                    failed => {
+                        if let Some((status, why)) =
+                            failure_status(failed, &method, &uri, self.config.access_log)
+                        {
+                            self.reject(status, &why).await;
+                        }
+                        break 'exchange Ok(AfterResponse::Close);
+                    }
+                };
+
+                // 4. The response head, through the core: it decides the framing
+                // and returns the body's encoder.
+                let (mut parts, body) = response.into_parts();
+                let mut length = http_body::Body::size_hint(&body).exact();
+                // `OPTIONS *` that the service does not know: the server answers.
+                let answered_here = exchange.answers_for_service(parts.status.as_u16());
+                if answered_here {
+                    parts.status = http::StatusCode::OK;
+                    parts.headers.clear();
+                    length = Some(0);
+                }
+                let status = parts.status.as_u16();
+                let head_written = self.start_response(&mut parts, length, &mut exchange, &pump);
+                drop(parts);
+                let encoder = match head_written {
+                    Ok(encoder) => encoder,
+                    Err(e) => {
+                        tracing::error!(%method, %uri, status, error = %e, "response head rejected");
+                        self.reject(500, &"response head rejected").await;
+                        break 'exchange Ok(AfterResponse::Close);
+                    }
+                };
+
+                // 4. The response body, through the encoder.
+                let written = if answered_here {
+                    Ok(0)
+                } else {
+                    let body = pin!(body);
+                    let timeout = self.config.write_timeout;
+                    let stream = &mut self.stream;
+                    match write::write_body(
+                        stream,
+                        timeout,
+                        body,
+                        encoder,
+                        &mut pump,
+                        &mut exchange,
+                        &span,
+                    )
+                    .await
+                    {
+                        Ok(sent) if encoder.is_close_delimited() => {
+                            write::flush_within_deadline(stream, timeout)
+                                .await
+                                .map(|()| sent)
+                        }
+                        written => written,
+                    }
+                };
+                let bytes_sent = match written {
+                    Ok(n) => n,
+                    Err(e) => {
+                        tracing::debug!(%method, %uri, status, error = %e, "response aborted");
+                        break 'exchange Err(e);
+                    }
+                };
+
+                // 5. Keep alive, drain what the service left unread, or close.
+                let keep_alive =
+                    match exchange.after_response(pump.complete, self.config.drain_limit) {
+                        Next::KeepAlive => true,
+                        Next::Close => false,
+                        Next::Drain { limit } => {
+                            let timeout = self.config.body_read_timeout;
+                            close::drain(&mut self.stream, &mut pump, limit, timeout).await
+                        }
+                    };
+                if !keep_alive || self.stream.buffered().is_empty() {
+                    let flushed =
+                        write::flush_within_deadline(&mut self.stream, self.config.write_timeout)
+                            .await;
+                    if let Err(e) = flushed {
+                        break 'exchange Err(e);
+                    }
+                }
+                record_response(&span, status, bytes_sent);
+                if let Some(at) = started {
+                    let _entered = span.enter();
+                    let info = self.info.as_ref();
+                    log_access(&method, &uri, version, info, status, bytes_sent, at);
+                }
+                Ok(match upgrade {
+                    Some(pending) if status == 101 => AfterResponse::Upgrade(pending),
+                    _ if keep_alive => AfterResponse::KeepAlive,
+                    _ => AfterResponse::Close,
+                })
+            };
+            match served {
                 Ok(AfterResponse::KeepAlive) => {
                     // Fair between connections: a pipelining client whose
                     // next request is already buffered never waits on its
@@ -285,145 +452,6 @@ where
             info,
         };
         (io, http2)
-    }
-
-    /// Serves one request whose head is read: request → body → service →
-    /// response head → response body → keep-alive, drain or close.
-    async fn exchange(&mut self, spans: HeadSpans) -> Result<AfterResponse, Error> {
-        let started = (self.config.access_log
-            && tracing::enabled!(target: "ringstream::access", tracing::Level::INFO))
-        .then(Instant::now);
-
-        // 1. The head bytes → an `http::Request` sharing them, with its body.
-        let head = self.stream.split_buffered(spans.head_len);
-        let mut exchange = spans.exchange;
-        // 2. The request body, fed by the pump from here on.
-        let mut pump = BodyPump::new(&exchange, &self.config);
-        let body = pump.body(&exchange);
-        let info = self.info.as_ref().filter(|_| self.config.connection_info);
-        let mut request = http::Request::new(body);
-        if let Err((status, why)) = self.head.build_request(&spans, &head, info, &mut request) {
-            drop(request);
-            self.reject(status, &why).await;
-            return Ok(AfterResponse::Close);
-        }
-        // For log lines: the request line as it arrived (the request itself
-        // shares these bytes, so keeping them costs nothing).
-        let method = LossyText(head.get(spans.method.0..spans.method.0 + spans.method.1));
-        let uri = LossyText(head.get(spans.target.0..spans.target.0 + spans.target.1));
-        let version = protocol_version(request.version());
-        let span = request_span(
-            self.info.as_ref(),
-            request.method(),
-            request.uri(),
-            request.version(),
-        );
-        // An upgrade is offered when the request asks for one, has no body
-        // and the transport can be handed over.
-        let mut upgrade = None;
-        if exchange.is_upgrade() && pump.complete && self.upgrades.is_some() {
-            let (on_upgrade, pending) = upgrade::offer();
-            request.extensions_mut().insert(on_upgrade);
-            upgrade = Some(pending);
-        }
-
-        // 3. The service. It is called here, not in a helper future, so the
-        // request and the response are not moved once more per exchange.
-        let ready = poll_fn(|cx| self.service.poll_ready(cx))
-            .await
-            .map_err(|e| e.into().to_string());
-        if let Err(e) = ready {
-            tracing::error!(error = %e, "service not ready");
-            self.reject(503, &"service not ready").await;
-            return Ok(AfterResponse::Close);
-        }
-        // Pinned where it is made; dropped with this block, once it has
-        // answered (as a future that holds something until then expects).
-        let outcome = {
-            let future = pin!(self.service.call(request));
-            service::await_response(&mut self.stream, future, &mut pump, &mut exchange, &span).await
-        };
-        let response = match outcome {
-            Ok(Ok(response)) => response,
-            failed => {
-                if let Some((status, why)) =
-                    failure_status(failed, &method, &uri, self.config.access_log)
-                {
-                    self.reject(status, &why).await;
-                }
-                return Ok(AfterResponse::Close);
-            }
-        };
-
-        // 4. The response head, through the core: it decides the framing
-        // and returns the body's encoder.
-        let (mut parts, body) = response.into_parts();
-        let mut length = http_body::Body::size_hint(&body).exact();
-        // `OPTIONS *` that the service does not know: the server answers.
-        let answered_here = exchange.answers_for_service(parts.status.as_u16());
-        if answered_here {
-            parts.status = http::StatusCode::OK;
-            parts.headers.clear();
-            length = Some(0);
-        }
-        let status = parts.status.as_u16();
-        let head_written = self.start_response(&mut parts, length, &mut exchange, &pump);
-        drop(parts);
-        let encoder = match head_written {
-            Ok(encoder) => encoder,
-            Err(e) => {
-                tracing::error!(%method, %uri, status, error = %e, "response head rejected");
-                self.reject(500, &"response head rejected").await;
-                return Ok(AfterResponse::Close);
-            }
-        };
-
-        // 4. The response body, through the encoder.
-        let written = if answered_here {
-            Ok(0)
-        } else {
-            write::write_body(
-                &mut self.stream,
-                self.config.write_timeout,
-                body,
-                encoder,
-                &mut pump,
-                &mut exchange,
-                &span,
-            )
-            .await
-        };
-        let bytes_sent = match written {
-            Ok(n) => n,
-            Err(e) => {
-                tracing::debug!(%method, %uri, status, error = %e, "response aborted");
-                return Err(e);
-            }
-        };
-
-        // 5. Keep alive, drain what the service left unread, or close.
-        let keep_alive = match exchange.after_response(pump.complete, self.config.drain_limit) {
-            Next::KeepAlive => true,
-            Next::Close => false,
-            Next::Drain { limit } => {
-                let timeout = self.config.body_read_timeout;
-                close::drain(&mut self.stream, &mut pump, limit, timeout).await
-            }
-        };
-        if !keep_alive || self.stream.buffered().is_empty() {
-            write::flush_within_deadline(&mut self.stream, self.config.write_timeout).await?;
-        }
-        record_response(&span, status, bytes_sent);
-        if let Some(at) = started {
-            let _entered = span.enter();
-            let info = self.info.as_ref();
-            log_access(&method, &uri, version, info, status, bytes_sent, at);
-        }
-        Ok(match upgrade {
-            Some(pending) if status == 101 => AfterResponse::Upgrade(pending),
-            _ if keep_alive => AfterResponse::KeepAlive,
-            _ => AfterResponse::Close,
-        })
     }
 
     /// Everything before the response body: close when the server is

@@ -37,12 +37,14 @@ thread_local! {
 }
 
 /// An empty list for a head's field spans: the kept one, or a new one.
+#[inline]
 pub(super) fn take_fields() -> FieldSpans {
     FIELDS.try_with(Cell::take).unwrap_or_default()
 }
 
 /// Keeps `spans`, emptied, for a later head (unless it grew unusually
 /// large).
+#[inline]
 pub(super) fn give_fields(mut spans: FieldSpans) {
     if spans.capacity() == 0 || spans.capacity() > MAX_FIELD_SPANS {
         return;
@@ -53,27 +55,44 @@ pub(super) fn give_fields(mut spans: FieldSpans) {
 
 /// Gives the empty `map` room for `fields` fields: a kept map takes its
 /// place, or it makes room itself.
+#[inline]
 pub(super) fn make_room(map: &mut HeaderMap, fields: usize) {
+    // Inlined: with no map kept (the responses had no fields), one load.
     if SPARE_HELD.try_with(Cell::get).unwrap_or(0) != 0 {
-        let kept = SPARE
-            .try_with(|slots| pool::take(slots, 0, HeaderMap::capacity))
-            .ok()
-            .flatten();
-        if let Some(kept) = kept {
-            SPARE_HELD.with(|held| held.set(held.get().saturating_sub(1)));
-            *map = kept;
-        }
+        take_kept(map);
     }
     map.reserve(fields);
+}
+
+/// Puts a kept map, if there is one, in the place of `map`.
+#[inline(never)]
+fn take_kept(map: &mut HeaderMap) {
+    let kept = SPARE
+        .try_with(|slots| pool::take(slots, 0, HeaderMap::capacity))
+        .ok()
+        .flatten();
+    if let Some(kept) = kept {
+        SPARE_HELD.with(|held| held.set(held.get().saturating_sub(1)));
+        *map = kept;
+    }
 }
 
 /// Takes `map`, emptied, to keep for a later request (unless it has no
 /// room, grew unusually large, or the thread keeps enough); a map left
 /// where it is is dropped with its response.
+#[inline]
 pub(super) fn give(map: &mut HeaderMap) {
+    // Inlined, so that a response with no field (no map allocated) costs
+    // this check alone.
     if map.capacity() == 0 || map.capacity() > MAX_CAPACITY {
         return;
     }
+    keep(map);
+}
+
+/// [`give`] for a map worth keeping.
+#[inline(never)]
+fn keep(map: &mut HeaderMap) {
     let mut map = std::mem::take(map);
     map.clear();
     if let Ok(true) = SPARE.try_with(|slots| pool::give(slots, map)) {

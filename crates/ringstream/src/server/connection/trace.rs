@@ -29,7 +29,26 @@ use crate::server::addr::{Addr, ConnectionInfo};
 ///
 /// Both carry `network.protocol.version`: `"1.1"` (or `"1.0"` for an
 /// HTTP/1.0 request), as HTTP/2's carry `"2"`.
+///
+/// Inlined where the request is made: with the `INFO` level off (the
+/// common case), that check is all it costs.
+#[inline]
 pub(super) fn request_span(
+    info: Option<&ConnectionInfo>,
+    method: &Method,
+    uri: &Uri,
+    version: Version,
+) -> Span {
+    if !tracing::level_enabled!(tracing::Level::INFO) {
+        return Span::none();
+    }
+    enabled_request_span(info, method, uri, version)
+}
+
+/// [`request_span`] with the `INFO` level on (the span may still be
+/// disabled for its target).
+#[inline(never)]
+fn enabled_request_span(
     info: Option<&ConnectionInfo>,
     method: &Method,
     uri: &Uri,

@@ -5,7 +5,7 @@
 use std::future::{poll_fn, Future};
 use std::io::{self, IoSlice};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::{pin, Pin};
+use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -52,9 +52,7 @@ impl ResponseDate {
     /// The `date` and `server` lines for a head written now.
     #[inline]
     pub(super) fn fields_now(&mut self) -> &ServerFields {
-        let (secs, millis) = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or((0, 0), |d| (d.as_secs(), d.subsec_millis()));
+        let (secs, millis) = unix_now();
         // The connection goes idle once this response is out: the slot's
         // idle time is taken from the same reading of the clock.
         self.dated_millis = secs * 1000 + u64::from(millis);
@@ -77,9 +75,50 @@ impl ResponseDate {
     }
 }
 
+/// Seconds and milliseconds since the Unix epoch, now ((0, 0) for a clock
+/// set before it): read from `CLOCK_REALTIME` as `SystemTime::now` reads
+/// it, without its conversion to a `Duration`.
+#[cfg(unix)]
+#[inline]
+fn unix_now() -> (u64, u32) {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock_gettime` writes one `timespec` through the pointer,
+    // which points to `now`, a valid and writable `timespec` that outlives
+    // the call; `CLOCK_REALTIME` is a clock every Unix has. Nothing else is
+    // read or written (checked against `SystemTime::now` by
+    // `tests::the_clock_read_directly_agrees_with_system_time`).
+    let failed = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) } != 0;
+    let (Ok(secs), Ok(nanos)) = (u64::try_from(now.tv_sec), u32::try_from(now.tv_nsec)) else {
+        return (0, 0);
+    };
+    if failed {
+        return unix_now_portable();
+    }
+    (secs, nanos / 1_000_000)
+}
+
+/// [`unix_now`] through `SystemTime`.
+#[cfg_attr(unix, allow(dead_code))]
+fn unix_now_portable() -> (u64, u32) {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or((0, 0), |d| (d.as_secs(), d.subsec_millis()))
+}
+
+#[cfg(not(unix))]
+#[inline]
+fn unix_now() -> (u64, u32) {
+    unix_now_portable()
+}
+
 /// Writes the response head straight into `stream`'s write buffer (left as
 /// it was on an error) and returns the body's encoder.
-#[inline]
+// Always inlined into `start_response`, its one caller: a call costs
+// more than it does (its arguments and the encoder it returns are moved).
+#[inline(always)]
 pub(super) fn write_head<T>(
     stream: &mut Stream<T>,
     date: &mut ResponseDate,
@@ -105,22 +144,24 @@ where
 
 /// Writes the response body to `stream`, feeding the request body
 /// meanwhile (an echo reads while it writes); returns the body bytes sent.
-/// A write that makes no progress for `write_timeout` fails.
-pub(super) async fn write_body<T, B>(
-    stream: &mut Stream<T>,
+/// A write that makes no progress for `write_timeout` fails. The body is
+/// pinned where the caller keeps it, and the future is the poll function
+/// itself (no future of its own around it); a close-delimited body is then
+/// flushed by the caller.
+pub(super) fn write_body<'a, T, B>(
+    stream: &'a mut Stream<T>,
     write_timeout: Duration,
-    body: B,
+    mut body: Pin<&'a mut B>,
     encoder: Encoder,
-    pump: &mut BodyPump,
-    exchange: &mut Exchange,
-    span: &tracing::Span,
-) -> Result<u64, Error>
+    pump: &'a mut BodyPump,
+    exchange: &'a mut Exchange,
+    span: &'a tracing::Span,
+) -> impl Future<Output = Result<u64, Error>> + 'a
 where
     T: AsyncRead + AsyncWrite + Unpin,
     B: Body,
     B::Error: Into<BoxError>,
 {
-    let mut body = pin!(body);
     let mut out = BodyOut {
         encoder,
         pending: None,
@@ -128,7 +169,7 @@ where
         sent: 0,
         stall: WriteStall::new(write_timeout),
     };
-    let sent = poll_fn(|cx| loop {
+    poll_fn(move |cx| loop {
         if let Err(BodyFailure(e)) = pump.poll(stream, exchange, cx) {
             return Poll::Ready(Err(e));
         }
@@ -175,32 +216,26 @@ where
             }
         }
     })
-    .await?;
-    if encoder.is_close_delimited() {
-        flush_within_deadline(stream, write_timeout).await?;
-    }
-    Ok(sent)
 }
 
 /// Sends what is buffered; fails once nothing has moved for `write_timeout`
 /// (every byte the client takes pushes the deadline back). A flush that
 /// completes at once (the common case) costs no timer.
-pub(super) async fn flush_within_deadline<T>(
+pub(super) fn flush_within_deadline<T>(
     stream: &mut Stream<T>,
     write_timeout: Duration,
-) -> Result<(), Error>
+) -> impl Future<Output = Result<(), Error>> + '_
 where
     T: AsyncRead + AsyncWrite + Unpin,
 {
     let mut stall = WriteStall::new(write_timeout);
-    poll_fn(|cx| {
+    poll_fn(move |cx| {
         let before = stream.pending_write();
         if let Poll::Ready(flushed) = stream.poll_flush_all(cx) {
             return Poll::Ready(flushed.map_err(Error::Io));
         }
         stall.poll_stalled(stream.pending_write() != before, cx)
     })
-    .await
 }
 
 /// The response body on its way out.
@@ -443,6 +478,30 @@ impl PendingFrame {
                 return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
             self.written += n;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_read_directly_agrees_with_system_time() {
+        for _ in 0..100 {
+            let before = unix_now_portable();
+            let (secs, millis) = unix_now();
+            let after = unix_now_portable();
+            assert!(millis < 1000);
+            let at = |(s, m): (u64, u32)| s * 1000 + u64::from(m);
+            assert!(
+                at(before) <= at((secs, millis)),
+                "{before:?} then {secs}.{millis}"
+            );
+            assert!(
+                at((secs, millis)) <= at(after),
+                "{secs}.{millis} then {after:?}"
+            );
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Plaintext sealed into TLS records behind what a connection's outgoing
 //! buffer holds.
 
+use std::cell::RefCell;
 use std::io::{self, IoSlice};
 
 use rustls::server::ServerConnectionData;
@@ -10,6 +11,13 @@ use super::record::{make_room, RECORD_OVERHEAD};
 
 /// The most bytes of small slices gathered into one record.
 const GATHERED: usize = 4096;
+
+thread_local! {
+    /// Where small slices are gathered, one per thread and kept: a fresh
+    /// zeroed array on every call cost more than the record it saves
+    /// (4 KiB set to zero per response).
+    static GATHER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
 
 /// Encrypts up to `max` bytes of `bufs` behind what `outgoing`
 /// holds: a record per large slice (and per 16 KiB of one), and small
@@ -23,36 +31,36 @@ pub(super) fn encrypt(
     outgoing: &mut Vec<u8>,
     encoded: &mut usize,
 ) -> io::Result<usize> {
-    let mut gathered = [0u8; GATHERED];
-    let mut held = 0;
-    let mut taken = 0;
-    for buf in bufs {
-        let n = buf.len().min(max - taken);
-        if n == 0 {
-            if taken == max {
-                break;
+    GATHER.with(|gather| {
+        // Not reentrant: the one borrow of this thread's buffer.
+        let mut gathered = gather.borrow_mut();
+        gathered.clear();
+        let mut taken = 0;
+        for buf in bufs {
+            let n = buf.len().min(max - taken);
+            if n == 0 {
+                if taken == max {
+                    break;
+                }
+                continue;
             }
-            continue;
+            let data = buf.get(..n).unwrap_or_default();
+            taken += n;
+            if gathered.len() + n <= GATHERED {
+                gathered.extend_from_slice(data);
+                continue;
+            }
+            if !gathered.is_empty() {
+                seal(traffic, &gathered, outgoing, encoded)?;
+                gathered.clear();
+            }
+            seal(traffic, data, outgoing, encoded)?;
         }
-        let data = buf.get(..n).unwrap_or_default();
-        taken += n;
-        if let Some(room) = gathered.get_mut(held..held + n) {
-            room.copy_from_slice(data);
-            held += n;
-            continue;
+        if !gathered.is_empty() {
+            seal(traffic, &gathered, outgoing, encoded)?;
         }
-        if held > 0 {
-            let small = gathered.get(..held).unwrap_or_default();
-            seal(traffic, small, outgoing, encoded)?;
-            held = 0;
-        }
-        seal(traffic, data, outgoing, encoded)?;
-    }
-    if held > 0 {
-        let small = gathered.get(..held).unwrap_or_default();
-        seal(traffic, small, outgoing, encoded)?;
-    }
-    Ok(taken)
+        Ok(taken)
+    })
 }
 
 /// Encrypts `data` (a record per 16 KiB) behind what `outgoing` holds.

@@ -6,6 +6,7 @@ use core::cell::{Cell, RefCell};
 use core::future::poll_fn;
 use core::task::{Poll, Waker};
 
+use super::ring::{Ring, Slot};
 use super::Event;
 
 /// What happens to a subscriber that falls further behind than the ring
@@ -107,83 +108,6 @@ pub enum Received {
     },
     /// The broadcaster was closed and every event was read.
     Closed,
-}
-
-/// Where one event lies in the ring.
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    /// Absolute byte position of its first byte (`% BYTES` in the ring).
-    start: u64,
-    len: usize,
-    /// Its id: offset in the event and length.
-    id: Option<(usize, usize)>,
-}
-
-/// The ring, behind one `RefCell`.
-struct Ring<const SLOTS: usize, const BYTES: usize> {
-    bytes: [u8; BYTES],
-    /// Event `seq` is in `slots[seq % SLOTS]` while `oldest <= seq < next`.
-    slots: [Slot; SLOTS],
-    oldest: u64,
-    next: u64,
-    /// Absolute byte position after the newest event.
-    end: u64,
-    closed: bool,
-    dropped_total: u64,
-}
-
-impl<const SLOTS: usize, const BYTES: usize> Ring<SLOTS, BYTES> {
-    fn slot(&self, seq: u64) -> Option<&Slot> {
-        self.slots.get(usize::try_from(seq % SLOTS as u64).ok()?)
-    }
-
-    /// Byte `at` (absolute) of the ring.
-    fn byte(&self, at: u64) -> u8 {
-        let i = usize::try_from(at % BYTES as u64).unwrap_or(0);
-        self.bytes.get(i).copied().unwrap_or(0)
-    }
-
-    /// Copies `len` bytes from absolute position `at` into `out`, in at most
-    /// two pieces (the ring's two halves).
-    fn copy_out(&self, at: u64, out: &mut [u8]) {
-        let i = usize::try_from(at % BYTES as u64).unwrap_or(0);
-        let first = out.len().min(BYTES - i);
-        let (a, b) = out.split_at_mut(first);
-        a.copy_from_slice(self.bytes.get(i..i + first).unwrap_or_default());
-        b.copy_from_slice(self.bytes.get(..b.len()).unwrap_or_default());
-    }
-
-    /// Copies `piece` in at absolute position `at`, wrapping.
-    fn copy_in(&mut self, at: u64, piece: &[u8]) {
-        let i = usize::try_from(at % BYTES as u64).unwrap_or(0);
-        let first = piece.len().min(BYTES - i);
-        let (a, b) = piece.split_at(first);
-        if let Some(dst) = self.bytes.get_mut(i..i + first) {
-            dst.copy_from_slice(a);
-        }
-        if let Some(dst) = self.bytes.get_mut(..b.len()) {
-            dst.copy_from_slice(b);
-        }
-    }
-
-    /// The sequence number of the event held with id `id`, newest first.
-    fn find(&self, id: &[u8]) -> Option<u64> {
-        (self.oldest..self.next).rev().find(|&seq| {
-            let Some(Slot {
-                start,
-                id: Some((offset, len)),
-                ..
-            }) = self.slot(seq).copied()
-            else {
-                return false;
-            };
-            len == id.len()
-                && id
-                    .iter()
-                    .enumerate()
-                    .all(|(k, &b)| self.byte(start + (offset + k) as u64) == b)
-        })
-    }
 }
 
 /// Server-sent events fanned out to many clients, in memory fixed at build

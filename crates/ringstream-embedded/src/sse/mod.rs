@@ -16,6 +16,7 @@
 
 mod broadcast;
 mod event;
+mod ring;
 mod stream;
 
 pub use broadcast::{Broadcaster, OverflowPolicy, PublishError, Received, Subscriber};

@@ -10,6 +10,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::common::{h2_frame, hpack_int, literal_block};
 use ringstream::ringstream_core::h1::HTTP2_PREFACE;
 use ringstream::server::{self, service_fn, Config};
 use ringstream::Incoming;
@@ -96,7 +97,7 @@ impl Raw {
     /// Writes a frame; a connection the server closed is found out by the
     /// next read.
     async fn send(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
-        let frame = frame(kind, flags, stream, payload);
+        let frame = h2_frame(kind, flags, stream, payload);
         let _ = self.tcp.write_all(&frame).await;
     }
 
@@ -154,7 +155,7 @@ impl Raw {
 
     /// A GET of `path` on `stream`, whole.
     async fn get(&mut self, stream: u32, path: &str) {
-        let block = request_block(&[
+        let block = literal_block(&[
             (":method", "GET"),
             (":scheme", "http"),
             (":path", path),
@@ -163,44 +164,6 @@ impl Raw {
         self.send(HEADERS, END_HEADERS | END_STREAM, stream, &block)
             .await;
     }
-}
-
-fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-    let len = payload.len();
-    let mut frame = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
-    frame.extend_from_slice(&stream.to_be_bytes());
-    frame.extend_from_slice(payload);
-    frame
-}
-
-/// An HPACK integer with an `n`-bit prefix whose other bits are `first`.
-fn hpack_int(out: &mut Vec<u8>, first: u8, n: u32, mut value: usize) {
-    let max = (1usize << n) - 1;
-    if value < max {
-        out.push(first | value as u8);
-        return;
-    }
-    out.push(first | max as u8);
-    value -= max;
-    while value >= 128 {
-        out.push((value % 128) as u8 | 0x80);
-        value /= 128;
-    }
-    out.push(value as u8);
-}
-
-/// A header block of literal fields without indexing (no Huffman), as
-/// written.
-fn request_block(fields: &[(&str, &str)]) -> Vec<u8> {
-    let mut block = Vec::new();
-    for (name, value) in fields {
-        block.push(0x00);
-        hpack_int(&mut block, 0, 7, name.len());
-        block.extend_from_slice(name.as_bytes());
-        hpack_int(&mut block, 0, 7, value.len());
-        block.extend_from_slice(value.as_bytes());
-    }
-    block
 }
 
 /// The first byte of a response head that says `:status 200` (index 8
@@ -265,7 +228,7 @@ async fn a_malformed_request_head_is_a_protocol_error() {
     ];
     for (i, fields) in malformed.iter().enumerate() {
         let mut raw = Raw::connect(addr).await;
-        raw.send(HEADERS, END_HEADERS | END_STREAM, 1, &request_block(fields))
+        raw.send(HEADERS, END_HEADERS | END_STREAM, 1, &literal_block(fields))
             .await;
         let answer = raw
             .until(|f| {
@@ -292,7 +255,7 @@ async fn a_malformed_request_head_is_a_protocol_error() {
 async fn a_body_shorter_than_its_content_length_never_reaches_the_service_whole() {
     let addr = start(Config::default()).await;
     let mut raw = Raw::connect(addr).await;
-    let block = request_block(&[
+    let block = literal_block(&[
         (":method", "POST"),
         (":scheme", "http"),
         (":path", "/echo"),
@@ -319,7 +282,7 @@ async fn an_hpack_bomb_is_refused_within_the_header_limit() {
     let mut raw = Raw::connect(addr).await;
     // A 4 KiB field put in the dynamic table once, then named 1,000 times
     // by its index (62): 4 MB of fields from 8 KB of block.
-    let mut block = request_block(&[
+    let mut block = literal_block(&[
         (":method", "GET"),
         (":scheme", "http"),
         (":path", "/"),
@@ -392,7 +355,7 @@ async fn rapid_reset_ends_in_goaway_enhance_your_calm() {
 async fn a_continuation_flood_is_cut_off() {
     let addr = start(Config::default()).await;
     let mut raw = Raw::connect(addr).await;
-    let block = request_block(&[
+    let block = literal_block(&[
         (":method", "GET"),
         (":scheme", "http"),
         (":path", "/"),
@@ -401,7 +364,7 @@ async fn a_continuation_flood_is_cut_off() {
     raw.send(HEADERS, END_STREAM, 1, &block).await;
     // CONTINUATION frames that never end the head: the server stops
     // reading them long before they run out.
-    let piece = frame(CONTINUATION, 0, 1, &request_block(&[("x-flood", "1")]));
+    let piece = h2_frame(CONTINUATION, 0, 1, &literal_block(&[("x-flood", "1")]));
     let mut sent = 0;
     for _ in 0..100_000 {
         let written =
@@ -421,7 +384,7 @@ async fn a_continuation_flood_is_cut_off() {
 async fn an_empty_data_flood_ends_in_goaway() {
     let addr = start(Config::default()).await;
     let mut raw = Raw::connect(addr).await;
-    let block = request_block(&[
+    let block = literal_block(&[
         (":method", "POST"),
         (":scheme", "http"),
         (":path", "/echo"),
@@ -429,7 +392,7 @@ async fn an_empty_data_flood_ends_in_goaway() {
     ]);
     raw.send(HEADERS, END_HEADERS, 1, &block).await;
     for _ in 0..1000 {
-        let empty = frame(DATA, 0, 1, &[]);
+        let empty = h2_frame(DATA, 0, 1, &[]);
         if raw.tcp.write_all(&empty).await.is_err() {
             break;
         }

@@ -22,6 +22,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
+use crate::common;
+
 pub const DATA: u8 = 0x0;
 pub const HEADERS: u8 = 0x1;
 pub const PRIORITY: u8 = 0x2;
@@ -264,11 +266,8 @@ impl Conn {
     }
 
     pub async fn write_frame(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
-        let len = payload.len();
-        let mut frame = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
-        frame.extend_from_slice(&stream.to_be_bytes());
-        frame.extend_from_slice(payload);
-        self.send(&frame).await;
+        self.send(&common::h2_frame(kind, flags, stream, payload))
+            .await;
     }
 
     /// The preface, then SETTINGS (INITIAL_WINDOW_SIZE 65,535), then
@@ -370,15 +369,7 @@ impl Conn {
     /// The header block of `fields`: each a literal without indexing,
     /// no Huffman coding.
     pub fn encode(&self, fields: &[(String, String)]) -> Vec<u8> {
-        let mut block = Vec::new();
-        for (name, value) in fields {
-            block.push(0x00);
-            hpack_int(&mut block, 0, 7, name.len());
-            block.extend_from_slice(name.as_bytes());
-            hpack_int(&mut block, 0, 7, value.len());
-            block.extend_from_slice(value.as_bytes());
-        }
-        block
+        common::literal_block(fields)
     }
 
     /// h2spec's `CommonHeaders`: GET of the path, on this server.
@@ -538,20 +529,4 @@ fn priority_fields((dependency, exclusive, weight): (u32, bool, u8)) -> [u8; 5] 
         dep[0] |= 0x80;
     }
     [dep[0], dep[1], dep[2], dep[3], weight]
-}
-
-/// An HPACK integer with an `n`-bit prefix whose other bits are `first`.
-pub fn hpack_int(out: &mut Vec<u8>, first: u8, n: u32, mut value: usize) {
-    let max = (1usize << n) - 1;
-    if value < max {
-        out.push(first | value as u8);
-        return;
-    }
-    out.push(first | max as u8);
-    value -= max;
-    while value >= 128 {
-        out.push((value % 128) as u8 | 0x80);
-        value /= 128;
-    }
-    out.push(value as u8);
 }

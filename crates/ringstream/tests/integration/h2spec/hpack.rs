@@ -2,7 +2,8 @@
 //! connection error of type COMPRESSION_ERROR. `c2_3_3_1` is
 //! `hpack/2.3.3/1`. Over h2c and TLS.
 
-use super::client::{hpack_int, Conn, Verdict, COMPRESSION_ERROR, HEADER_TABLE_SIZE};
+use super::client::{Conn, Verdict, COMPRESSION_ERROR, HEADER_TABLE_SIZE};
+use crate::common::hpack_int;
 
 /// The GET's block with `before` in front and `after` behind, on stream
 /// 1: a connection error COMPRESSION_ERROR.

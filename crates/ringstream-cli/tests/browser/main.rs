@@ -1,6 +1,6 @@
 //! The `ringstream serve` dashboard in a real browser: Chromium, driven over
-//! the DevTools protocol by `headless_chrome`, loads the page from the real
-//! binary and must show the live counters pushed over the `/ws/live`
+//! the DevTools protocol by the test's own client, loads the page from the
+//! real binary and must show the live counters pushed over the `/ws/live`
 //! WebSocket (its transport label saying so, its ping answered, its
 //! interval changed from the page), a drawn chart and the `/api/livedata`
 //! inverter table, with no console error, uncaught exception or failed
@@ -14,16 +14,24 @@
 //! `PATH`. The test starts that browser itself (headless, a fresh profile,
 //! `--remote-debugging-port=0`) and gives it [`BROWSER_START_TIMEOUT`]
 //! (15 s) to print its `DevTools listening on ws://…` line on stderr,
-//! accept the DevTools connection and tell its version; only then does
-//! `headless_chrome` drive it (`Browser::connect_with_timeout`). Without a
-//! browser, or with one that exits first (such as Ubuntu's
-//! `chromium-browser`, a wrapper that only says it requires the chromium
-//! snap), prints no such line in time or does not answer in time, the test
-//! passes with a `browser test SKIPPED: …` line on stderr naming the
-//! browser and what it printed — unless `RINGSTREAM_REQUIRE_BROWSER=1` (as
-//! in `.ci/run`), which makes each of these a failure. Either way the test
-//! ends within those 15 s (at once when the browser exits): a browser that
-//! does not start is killed with its process group, never waited on.
+//! accept the DevTools connection and tell its version
+//! (`Browser.getVersion`); only then is it driven. Without a browser, or
+//! with one that exits first (such as Ubuntu's `chromium-browser`, a
+//! wrapper that only says it requires the chromium snap), prints no such
+//! line in time or does not answer in time, the test passes with a
+//! `browser test SKIPPED: …` line on stderr naming the browser and what it
+//! printed — unless `RINGSTREAM_REQUIRE_BROWSER=1` (as in `.ci/run`), which
+//! makes each of these a failure. Either way the test ends within those
+//! 15 s (at once when the browser exits): a browser that does not start is
+//! killed with its process group, never waited on.
+//!
+//! The DevTools client is the test's own: [`cdp`], a blocking client of
+//! the protocol over the browser's WebSocket address, on the minimal
+//! WebSocket client of [`websocket`]. Each page is a tab attached in a
+//! flattened session; its events (console, log, exceptions, network and
+//! WebSocket traffic) reach a listener that records them, a page counts
+//! as loaded at its `load` event, and every call is given at most
+//! [`DEVTOOLS_IDLE_TIMEOUT`] for its answer.
 //!
 //! Nothing the test starts outlives it, however it ends: `ringstream serve`
 //! and the browser are started with `PR_SET_PDEATHSIG` = `SIGKILL` (so the
@@ -51,11 +59,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use headless_chrome::browser::DEFAULT_ARGS;
-use headless_chrome::protocol::cdp::types::Event;
-use headless_chrome::protocol::cdp::{Log, Network, Page, Runtime};
-use headless_chrome::{Browser, Tab};
-use serde_json::Value;
+use serde_json::{json, Value};
+
+use cdp::{Browser, Event, Page};
+
+mod cdp;
+mod websocket;
 
 /// Names looked up on `PATH` after `/usr/bin/chromium`.
 const BROWSER_NAMES: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
@@ -65,8 +74,8 @@ const BROWSER_NAMES: [&str; 3] = ["chromium", "chromium-browser", "google-chrome
 /// is killed and the test skips (fails under `RINGSTREAM_REQUIRE_BROWSER=1`).
 const BROWSER_START_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// How long one DevTools call may go unanswered (and the browser silent)
-/// before `headless_chrome` gives up on it.
+/// How long one DevTools call may go unanswered before the client gives
+/// up on it (the opening handshake too).
 const DEVTOOLS_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How many of the browser's first stderr lines are kept, to show when it
@@ -80,7 +89,35 @@ const DEVTOOLS_LINE: &str = "DevTools listening on ";
 /// The browser window, in CSS pixels (width, height).
 const WINDOW: (u32, u32) = (1280, 900);
 
-/// Flags beyond `headless_chrome`'s `DEFAULT_ARGS`, headless mode, no
+/// The flags Puppeteer's launcher starts Chromium with for automation: no
+/// background work or throttling, no extensions, prompts or keychain.
+const DEFAULT_ARGS: [&str; 23] = [
+    "--disable-background-networking",
+    "--enable-features=NetworkService,NetworkServiceInProcess",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-breakpad",
+    "--disable-client-side-phishing-detection",
+    "--disable-component-extensions-with-background-pages",
+    "--disable-default-apps",
+    "--disable-dev-shm-usage",
+    "--disable-extensions",
+    "--disable-features=TranslateUI,BlinkGenPropertyTrees",
+    "--disable-hang-monitor",
+    "--disable-ipc-flooding-protection",
+    "--disable-popup-blocking",
+    "--disable-prompt-on-repost",
+    "--disable-renderer-backgrounding",
+    "--disable-sync",
+    "--force-color-profile=srgb",
+    "--metrics-recording-only",
+    "--no-first-run",
+    "--enable-automation",
+    "--password-store=basic",
+    "--use-mock-keychain",
+];
+
+/// Flags beyond [`DEFAULT_ARGS`], headless mode, no
 /// sandbox (the tests run as root in CI) and no GPU: nothing in the browser
 /// reaches out to the network on its own. The HTTPS page comes from
 /// `--tls-self-signed`, whose certificate is made after the browser has
@@ -284,7 +321,7 @@ fn start_browser(
 }
 
 /// A browser this test started, driven over the DevTools protocol. The
-/// `Browser` is dropped before the process, which then is killed.
+/// connection is dropped before the process, which then is killed.
 struct Launched {
     browser: Browser,
     /// The browser's product and version.
@@ -303,11 +340,10 @@ fn launch_browser(path: &Path, profile: &Path, timeout: Duration) -> Result<Laun
     let (tx, rx) = mpsc::channel();
     let connect_url = url.clone();
     thread::spawn(move || {
-        let connected =
-            Browser::connect_with_timeout(connect_url, DEVTOOLS_IDLE_TIMEOUT).and_then(|browser| {
-                let version = browser.get_version()?.product;
-                Ok((browser, version))
-            });
+        let connected = Browser::connect(&connect_url, DEVTOOLS_IDLE_TIMEOUT).and_then(|browser| {
+            let version = browser.product()?;
+            Ok((browser, version))
+        });
         let _ = tx.send(connected);
     });
     let not_answered = |how: String| {
@@ -324,7 +360,7 @@ fn launch_browser(path: &Path, profile: &Path, timeout: Duration) -> Result<Laun
             version,
             _process: process,
         }),
-        Ok(Err(e)) => Err(not_answered(format!("{e:#}"))),
+        Ok(Err(e)) => Err(not_answered(e)),
         Err(_) => Err(not_answered("no answer".to_owned())),
     }
 }
@@ -531,91 +567,105 @@ impl Seen {
 }
 
 /// A WebSocket frame's text payload as JSON (`Null` for another frame).
-fn frame_json(frame: &Network::WebSocketFrame) -> Value {
-    if frame.opcode != 1.0 {
+fn frame_json(frame: &Value) -> Value {
+    if frame["opcode"].as_f64() != Some(1.0) {
         return Value::Null;
     }
-    serde_json::from_str(&frame.payload_data).unwrap_or(Value::Null)
+    frame["payloadData"]
+        .as_str()
+        .and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// An HTTP status in an event (0 if it has none).
+fn status(response: &Value) -> u32 {
+    response["status"]
+        .as_f64()
+        .map_or(0, |status| status as u32)
+}
+
+/// A string field of an event (empty if it has none).
+fn text(value: &Value) -> String {
+    value.as_str().unwrap_or_default().to_owned()
 }
 
 fn on_event(seen: &Mutex<Seen>, event: &Event) {
     let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
-    match event {
-        Event::RuntimeConsoleAPICalled(e)
-            if e.params.Type == Runtime::ConsoleAPICalledEventTypeOption::Error =>
-        {
-            let text: Vec<String> = e
-                .params
-                .args
-                .iter()
-                .map(|a| match (&a.value, &a.description) {
-                    (Some(v), _) => v.to_string(),
-                    (None, Some(d)) => d.clone(),
-                    (None, None) => "?".to_owned(),
-                })
+    let params = &event.params;
+    match event.method.as_str() {
+        "Runtime.consoleAPICalled" if params["type"] == "error" => {
+            let text: Vec<String> = params["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(
+                    |a| match (a.get("value").filter(|v| !v.is_null()), &a["description"]) {
+                        (Some(v), _) => v.to_string(),
+                        (None, Value::String(d)) => d.clone(),
+                        (None, _) => "?".to_owned(),
+                    },
+                )
                 .collect();
             seen.errors
                 .push(format!("console.error: {}", text.join(" ")));
         }
-        Event::RuntimeExceptionThrown(e) => {
-            let details = &e.params.exception_details;
-            let description = details
-                .exception
-                .as_ref()
-                .and_then(|x| x.description.clone())
-                .unwrap_or_default();
-            seen.errors
-                .push(format!("uncaught: {} {description}", details.text));
-        }
-        Event::LogEntryAdded(e) if e.params.entry.level == Log::LogEntryLevel::Error => {
-            let entry = &e.params.entry;
+        "Runtime.exceptionThrown" => {
+            let details = &params["exceptionDetails"];
+            let description = text(&details["exception"]["description"]);
             seen.errors.push(format!(
-                "log: {} ({})",
-                entry.text,
-                entry.url.as_deref().unwrap_or("?")
+                "uncaught: {} {description}",
+                text(&details["text"])
             ));
         }
-        Event::NetworkResponseReceived(e) => {
-            let response = &e.params.response;
-            if response.status >= 400 {
-                seen.errors
-                    .push(format!("HTTP {} for {}", response.status, response.url));
+        "Log.entryAdded" if params["entry"]["level"] == "error" => {
+            let entry = &params["entry"];
+            seen.errors.push(format!(
+                "log: {} ({})",
+                text(&entry["text"]),
+                entry["url"].as_str().unwrap_or("?")
+            ));
+        }
+        "Network.responseReceived" => {
+            let response = &params["response"];
+            let (status, url) = (status(response), text(&response["url"]));
+            if status >= 400 {
+                seen.errors.push(format!("HTTP {status} for {url}"));
             }
-            seen.responses.push((response.status, response.url.clone()));
+            seen.responses.push((status, url));
         }
-        Event::NetworkEventSourceMessageReceived(e) if e.params.event_name == "stats" => {
-            seen.stats.push(e.params.data.clone());
+        "Network.eventSourceMessageReceived" if params["eventName"] == "stats" => {
+            seen.stats.push(text(&params["data"]));
         }
-        Event::NetworkWebSocketCreated(e) => seen.websockets.push(e.params.url.clone()),
-        Event::NetworkWebSocketHandshakeResponseReceived(e) => {
-            seen.handshakes.push(e.params.response.status);
+        "Network.webSocketCreated" => seen.websockets.push(text(&params["url"])),
+        "Network.webSocketHandshakeResponseReceived" => {
+            seen.handshakes.push(status(&params["response"]));
         }
-        Event::NetworkWebSocketFrameReceived(e) => {
-            seen.ws_received.push(frame_json(&e.params.response));
+        "Network.webSocketFrameReceived" => {
+            seen.ws_received.push(frame_json(&params["response"]));
         }
-        Event::NetworkWebSocketFrameSent(e) => {
-            seen.ws_sent.push(frame_json(&e.params.response));
+        "Network.webSocketFrameSent" => {
+            seen.ws_sent.push(frame_json(&params["response"]));
         }
-        Event::NetworkWebSocketFrameError(e) => {
-            seen.errors
-                .push(format!("websocket frame error: {}", e.params.error_message));
+        "Network.webSocketFrameError" => {
+            seen.errors.push(format!(
+                "websocket frame error: {}",
+                text(&params["errorMessage"])
+            ));
         }
-        Event::InspectorTargetCrashed(_) => seen.errors.push("the page crashed".to_owned()),
+        "Inspector.targetCrashed" => seen.errors.push("the page crashed".to_owned()),
         _ => {}
     }
 }
 
 /// Evaluates `expression` in the page; its value must be JSON-serialisable.
-fn eval(tab: &Tab, expression: &str) -> Value {
+fn eval(tab: &Page, expression: &str) -> Value {
     let wrapped = format!("JSON.stringify(({expression}))");
     let result = tab
-        .evaluate(&wrapped, false)
+        .evaluate(&wrapped)
         .unwrap_or_else(|e| panic!("evaluate {expression}: {e}"));
     let text = result
-        .value
-        .as_ref()
-        .and_then(Value::as_str)
-        .unwrap_or_else(|| panic!("evaluate {expression}: no JSON text in {result:?}"));
+        .as_str()
+        .unwrap_or_else(|| panic!("evaluate {expression}: no JSON text in {result}"));
     serde_json::from_str(text).unwrap_or_else(|e| panic!("evaluate {expression}: {e}: {text}"))
 }
 
@@ -656,7 +706,7 @@ const CHART_LINE_PIXELS: &str = r##"(() => {
 
 /// Polls `predicate` (a JavaScript expression) until it is true; past
 /// `deadline`, fails naming `what` and showing what the page shows.
-fn wait_for(tab: &Tab, deadline: Instant, what: &str, predicate: &str) {
+fn wait_for(tab: &Page, deadline: Instant, what: &str, predicate: &str) {
     loop {
         if eval(tab, &format!("Boolean({predicate})")) == Value::Bool(true) {
             return;
@@ -693,30 +743,26 @@ fn png_size(data: &[u8]) -> (u32, u32) {
 }
 
 /// The whole page as a PNG, beyond the window's height.
-fn full_page_screenshot(tab: &Tab) -> Vec<u8> {
+fn full_page_screenshot(tab: &Page) -> Vec<u8> {
     let size = eval(
         tab,
         "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]",
     );
     let dim = |i: usize| size[i].as_f64().expect("page size");
     let shot = tab
-        .call_method(Page::CaptureScreenshot {
-            format: Some(Page::CaptureScreenshotFormatOption::Png),
-            quality: None,
-            clip: Some(Page::Viewport {
-                x: 0.0,
-                y: 0.0,
-                width: dim(0),
-                height: dim(1),
-                scale: 1.0,
+        .call(
+            "Page.captureScreenshot",
+            json!({
+                "format": "png",
+                "clip": { "x": 0, "y": 0, "width": dim(0), "height": dim(1), "scale": 1 },
+                "fromSurface": true,
+                "captureBeyondViewport": true,
             }),
-            from_surface: Some(true),
-            capture_beyond_viewport: Some(true),
-            optimize_for_speed: None,
-        })
+        )
         .expect("capture the screenshot");
+    let data = shot["data"].as_str().expect("the screenshot's data");
     base64::engine::general_purpose::STANDARD
-        .decode(shot.data)
+        .decode(data)
         .expect("screenshot base64")
 }
 
@@ -741,44 +787,35 @@ const FAILING_WEBSOCKET: &str = r##"window.WebSocket = class extends EventTarget
 
 /// A tab that reports the page's console, network and WebSocket traffic
 /// into the returned `Seen`; `init_script` runs in every document before
-/// the page's own scripts.
+/// the page's own scripts. A page load may take up to `wait`.
 fn open_tab(
     browser: &Browser,
     wait: Duration,
     init_script: Option<&str>,
-) -> (Arc<Tab>, Arc<Mutex<Seen>>) {
-    let tab = browser.new_tab().expect("open a tab");
-    tab.set_default_timeout(wait);
+) -> (Page, Arc<Mutex<Seen>>) {
+    let tab = browser.new_page(wait).expect("open a tab");
     let seen = Arc::new(Mutex::new(Seen::default()));
     let listener = seen.clone();
-    tab.add_event_listener(Arc::new(move |event: &Event| on_event(&listener, event)))
-        .expect("listen to the page");
-    tab.enable_runtime().expect("Runtime.enable");
-    tab.enable_log().expect("Log.enable");
-    tab.call_method(Network::Enable {
-        max_total_buffer_size: None,
-        max_resource_buffer_size: None,
-        max_post_data_size: None,
-        report_direct_socket_traffic: None,
-        enable_durable_messages: None,
-    })
-    .expect("Network.enable");
+    tab.on_event(move |event| on_event(&listener, event));
+    for domain in ["Runtime", "Log", "Network", "Inspector"] {
+        let method = format!("{domain}.enable");
+        tab.call(&method, json!({}))
+            .unwrap_or_else(|e| panic!("{method}: {e}"));
+    }
     if let Some(source) = init_script {
-        tab.call_method(Page::AddScriptToEvaluateOnNewDocument {
-            source: source.to_owned(),
-            world_name: None,
-            include_command_line_api: None,
-            run_immediately: None,
-        })
+        tab.call(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": source }),
+        )
         .expect("Page.addScriptToEvaluateOnNewDocument");
     }
     (tab, seen)
 }
 
-/// Loads `url`; the document must come with `200`.
-fn load(tab: &Tab, seen: &Mutex<Seen>, url: &str) {
-    tab.navigate_to(url)
-        .and_then(|t| t.wait_until_navigated())
+/// Loads `url`, waiting for its `load` event; the document must come with
+/// `200`.
+fn load(tab: &Page, seen: &Mutex<Seen>, url: &str) {
+    tab.navigate(url)
         .unwrap_or_else(|e| panic!("load {url}: {e}"));
     let document_status = seen
         .lock()
@@ -792,7 +829,7 @@ fn load(tab: &Tab, seen: &Mutex<Seen>, url: &str) {
 
 /// Waits for what the page shows whatever its transport: `live`, the
 /// counters, the inverter table and the array power.
-fn wait_for_live_page(tab: &Tab, deadline: Instant) {
+fn wait_for_live_page(tab: &Page, deadline: Instant) {
     wait_for(
         tab,
         deadline,
@@ -830,7 +867,7 @@ fn wait_for_live_page(tab: &Tab, deadline: Instant) {
 
 /// Checks that `samples` carry every counter, then waits until the page
 /// shows the request count of one of them (a newer one may be on its way).
-fn wait_for_counts_of(tab: &Tab, deadline: Instant, samples: &[Value], what: &str) {
+fn wait_for_counts_of(tab: &Page, deadline: Instant, samples: &[Value], what: &str) {
     for sample in samples {
         for key in [
             "requests",

@@ -12,6 +12,9 @@ use super::record::{make_room, RECORD_OVERHEAD};
 /// The most bytes of small slices gathered into one record.
 const GATHERED: usize = 4096;
 
+/// The most plaintext one TLS record carries (RFC 8446 §5.1).
+const MAX_PLAINTEXT: usize = 16 * 1024;
+
 thread_local! {
     /// Where small slices are gathered, one per thread and kept: a fresh
     /// zeroed array on every call cost more than the record it saves
@@ -23,7 +26,9 @@ thread_local! {
 /// holds: a record per large slice (and per 16 KiB of one), and small
 /// slices in a row (a response head, a chunk's size line and its CRLF)
 /// gathered into one record, which costs a copy of a few bytes instead of
-/// a record's header, tag and seal each.
+/// a record's header, tag and seal each. The gathered record also takes
+/// the start of the large slice after it, up to what leaves the rest of
+/// that slice in whole 16 KiB records, when it has room for it.
 pub(super) fn encrypt(
     traffic: &mut WriteTraffic<'_, ServerConnectionData>,
     bufs: &[IoSlice<'_>],
@@ -50,11 +55,24 @@ pub(super) fn encrypt(
                 gathered.extend_from_slice(data);
                 continue;
             }
+            let mut data = data;
             if !gathered.is_empty() {
+                // The gathered bytes take the start of the large slice
+                // with them when that leaves its rest in whole records:
+                // a response head and a 40 KiB body go out in three
+                // records, not four.
+                let odd = data.len() % MAX_PLAINTEXT;
+                if odd > 0 && gathered.len() + odd <= MAX_PLAINTEXT {
+                    let (odd, rest) = data.split_at(odd);
+                    gathered.extend_from_slice(odd);
+                    data = rest;
+                }
                 seal(traffic, &gathered, outgoing, encoded)?;
                 gathered.clear();
             }
-            seal(traffic, data, outgoing, encoded)?;
+            if !data.is_empty() {
+                seal(traffic, data, outgoing, encoded)?;
+            }
         }
         if !gathered.is_empty() {
             seal(traffic, &gathered, outgoing, encoded)?;
@@ -70,7 +88,7 @@ fn seal(
     outgoing: &mut Vec<u8>,
     encoded: &mut usize,
 ) -> io::Result<()> {
-    let records = data.len().div_ceil(16 * 1024);
+    let records = data.len().div_ceil(MAX_PLAINTEXT);
     make_room(outgoing, *encoded, data.len() + records * RECORD_OVERHEAD);
     loop {
         let room = outgoing.get_mut(*encoded..).unwrap_or_default();

@@ -683,6 +683,80 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_head_and_a_large_body_go_out_in_as_few_records_as_their_length_needs() {
+        let (mut server, mut client) = pair().await;
+        server.write_all(b"x").await.unwrap();
+        server.flush().await.unwrap();
+        let mut x = [0u8; 1];
+        client.read_exact(&mut x).await.unwrap();
+
+        let head = [b'h'; 150];
+        let body: Vec<u8> = (0..40 * 1024).map(|i| (i % 251) as u8).collect();
+        let slices = [IoSlice::new(&head), IoSlice::new(&body)];
+        let n = server.write_vectored(&slices).await.unwrap();
+        assert_eq!(n, head.len() + body.len());
+        server.flush().await.unwrap();
+
+        // Record by record off the wire: 41,110 bytes fit in three
+        // (16 KiB each at most), where a record of its own for the head
+        // would make four.
+        let raw = &mut client.get_mut().0;
+        let (mut records, mut plaintext) = (0, 0);
+        while plaintext < n {
+            let mut header = [0u8; 5];
+            raw.read_exact(&mut header).await.unwrap();
+            let len = usize::from(u16::from_be_bytes([header[3], header[4]]));
+            let mut record = vec![0u8; len];
+            raw.read_exact(&mut record).await.unwrap();
+            // The content type byte and the 16-byte tag.
+            plaintext += len - 17;
+            records += 1;
+        }
+        assert_eq!(plaintext, n);
+        assert_eq!(records, 3);
+    }
+
+    #[tokio::test]
+    async fn gathered_and_large_slices_arrive_whole_and_in_order() {
+        let (mut server, mut client) = pair().await;
+        let sizes = [
+            0, 1, 4000, 4097, 16_383, 16_384, 16_385, 40_960, 50_000, 65_536,
+        ];
+        // Each response as slices (a head, a chunk's size line, its data
+        // and CRLF), and all of them as one run of bytes.
+        let responses: Vec<[Vec<u8>; 4]> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &size)| {
+                [
+                    vec![b'a' + (i as u8); 150],
+                    format!("{size:x}\r\n").into_bytes(),
+                    (0..size).map(|j| ((i + j) % 251) as u8).collect(),
+                    b"\r\n".to_vec(),
+                ]
+            })
+            .collect();
+        let sent: Vec<u8> = responses.iter().flatten().flatten().copied().collect();
+        let total = sent.len();
+        let reader = tokio::spawn(async move {
+            let mut got = vec![0u8; total];
+            client.read_exact(&mut got).await.unwrap();
+            got
+        });
+        for response in &responses {
+            let whole = response.concat();
+            let slices = response.each_ref().map(|part| IoSlice::new(part));
+            let mut written = server.write_vectored(&slices).await.unwrap();
+            // What one call did not take goes in later calls.
+            while written < whole.len() {
+                written += server.write(whole.get(written..).unwrap()).await.unwrap();
+            }
+        }
+        server.flush().await.unwrap();
+        assert!(reader.await.unwrap() == sent, "the bytes arrive as written");
+    }
+
+    #[tokio::test]
     async fn a_write_larger_than_one_call_takes_is_taken_in_parts_in_order() {
         let (mut server, mut client) = pair().await;
         let data: Vec<u8> = (0..(3 * MAX_WRITE + 5)).map(|i| (i % 251) as u8).collect();

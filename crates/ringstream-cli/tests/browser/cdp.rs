@@ -5,12 +5,21 @@
 //! (`flatten: true`); its commands and events then travel on the same
 //! connection, marked with its `sessionId`.
 //!
+//! The WebSocket is tokio-tungstenite's (already a dev-dependency, for the
+//! wire tests). The protocol on top is written here: a full CDP crate
+//! compiles for about a minute on CI's two cores, for the few calls this
+//! test makes.
+//!
+//! One thread owns the connection, on a current-thread tokio runtime of
+//! its own: it reads the browser's messages, hands them on, and writes
+//! the commands the callers queue. The callers stay synchronous.
+//!
 //! A command is `{id, method, params, sessionId}`; its answer, matched by
 //! `id`, holds a `result` or an `error`. Every call waits at most the
 //! client's timeout, and fails at once when the connection ends.
-//! Messages without an `id` are events, handed to the listener of their
-//! session on the thread that reads the connection, in the order they
-//! came.
+//! Messages without an `id` are events, handed to the listeners of their
+//! session on the connection's thread, in the order they came. Pings are
+//! answered by tungstenite as it reads.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,9 +27,13 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use futures_util::{SinkExt as _, StreamExt as _};
 use serde_json::{json, Value};
-
-use crate::websocket::{self, Incoming};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc as queue, oneshot};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
 
 /// An event of the protocol: its `method` (`Domain.event`) and `params`.
 pub struct Event {
@@ -34,9 +47,10 @@ type Listener = Arc<dyn Fn(&Event) + Send + Sync>;
 /// A command's answer: its `result`, or the protocol's error message.
 type Answer = Result<Value, String>;
 
-/// The state the reading thread and the callers share.
+/// The state the connection's thread and the callers share.
 struct Shared {
-    writer: Mutex<websocket::Writer>,
+    /// The commands to send, in order, to the connection's thread.
+    outgoing: queue::UnboundedSender<String>,
     next_id: AtomicU64,
     calls: Mutex<Calls>,
     /// Each session's listeners, by `sessionId`.
@@ -53,10 +67,12 @@ struct Calls {
     ended: Option<String>,
 }
 
-/// A connection to the browser. Dropping it shuts the socket down, which
-/// ends its reading thread.
+/// A connection to the browser. Dropping it ends the connection's thread,
+/// which closes the socket.
 pub struct Browser {
     shared: Arc<Shared>,
+    /// Dropped with the browser: the connection's thread then stops.
+    _shutdown: oneshot::Sender<()>,
 }
 
 /// A page (a tab) of the browser, attached in its own session.
@@ -70,35 +86,59 @@ pub struct Page {
 }
 
 impl Browser {
-    /// Connects to the browser's DevTools address `url`. The handshake and
-    /// every call after it are given at most `timeout`.
+    /// Connects to the browser's DevTools address `url` (`ws://…`). The
+    /// TCP connection and the opening handshake are given at most
+    /// `timeout`, and so is every call after them.
     pub fn connect(url: &str, timeout: Duration) -> Result<Browser, String> {
-        let (mut reader, writer) = websocket::connect(url, timeout)?;
+        if !url.starts_with("ws://") {
+            return Err(format!("not a ws:// address: {url}"));
+        }
+        let request = url
+            .into_client_request()
+            .map_err(|e| format!("not a WebSocket address: {url}: {e}"))?;
+        let host = request.uri().host().unwrap_or_default();
+        let authority = format!("{host}:{}", request.uri().port_u16().unwrap_or(80));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("start a runtime: {e}"))?;
+        let opening = async {
+            let stream = TcpStream::connect(&authority)
+                .await
+                .map_err(|e| format!("connect {authority}: {e}"))?;
+            stream
+                .set_nodelay(true)
+                .map_err(|e| format!("set up the socket: {e}"))?;
+            let (socket, _response) = tokio_tungstenite::client_async(request, stream)
+                .await
+                .map_err(|e| format!("the WebSocket handshake: {e}"))?;
+            Ok::<_, String>(socket)
+        };
+        let socket = runtime
+            .block_on(async { tokio::time::timeout(timeout, opening).await })
+            .map_err(|_| format!("no WebSocket connection within {} s", timeout.as_secs()))??;
+
+        let (outgoing, queued) = queue::unbounded_channel();
+        let (shutdown, stop) = oneshot::channel();
         let shared = Arc::new(Shared {
-            writer: Mutex::new(writer),
+            outgoing,
             next_id: AtomicU64::new(1),
             calls: Mutex::new(Calls::default()),
             listeners: Mutex::new(HashMap::new()),
             timeout,
         });
-        let reading = shared.clone();
+        let running = shared.clone();
         thread::spawn(move || {
-            let why = loop {
-                match reader.next() {
-                    Ok(Incoming::Text(text)) => reading.dispatch(&text),
-                    Ok(Incoming::Ping(payload)) => {
-                        let _ = reading.writer().pong(&payload);
-                    }
-                    Ok(Incoming::Close) => break "the browser closed the connection".to_owned(),
-                    Err(e) => break format!("the connection ended: {e}"),
-                }
-            };
+            let why = runtime.block_on(running.run(socket, queued, stop));
             // The waiting calls fail now: dropping their senders wakes them.
-            let mut calls = reading.calls();
+            let mut calls = running.calls();
             calls.ended = Some(why);
             calls.waiting.clear();
         });
-        Ok(Browser { shared })
+        Ok(Browser {
+            shared,
+            _shutdown: shutdown,
+        })
     }
 
     /// `Browser.getVersion`'s `product`, such as `Chrome/124.0.6367.60`.
@@ -143,12 +183,6 @@ impl Browser {
         page.call("Page.enable", json!({}))?;
         page.call("Page.setLifecycleEventsEnabled", json!({ "enabled": true }))?;
         Ok(page)
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        self.shared.writer().shutdown();
     }
 }
 
@@ -214,10 +248,6 @@ impl Page {
 }
 
 impl Shared {
-    fn writer(&self) -> std::sync::MutexGuard<'_, websocket::Writer> {
-        self.writer.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn calls(&self) -> std::sync::MutexGuard<'_, Calls> {
         self.calls.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -238,9 +268,10 @@ impl Shared {
             }
             calls.waiting.insert(id, (method.to_owned(), tx));
         }
-        if let Err(e) = self.writer().text(&command.to_string()) {
+        if self.outgoing.send(command.to_string()).is_err() {
             self.calls().waiting.remove(&id);
-            return Err(format!("{method}: send: {e}"));
+            let why = self.calls().ended.clone().unwrap_or_default();
+            return Err(format!("{method}: {why}"));
         }
         match rx.recv_timeout(self.timeout) {
             Ok(answer) => answer,
@@ -254,6 +285,41 @@ impl Shared {
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 let why = self.calls().ended.clone().unwrap_or_default();
                 Err(format!("{method}: {why}"))
+            }
+        }
+    }
+
+    /// The connection, until it ends or `stop` fires (its [`Browser`] was
+    /// dropped): the browser's messages dispatched, the queued commands
+    /// sent. Why it ended.
+    async fn run(
+        &self,
+        mut socket: WebSocketStream<TcpStream>,
+        mut queued: queue::UnboundedReceiver<String>,
+        mut stop: oneshot::Receiver<()>,
+    ) -> String {
+        loop {
+            tokio::select! {
+                message = socket.next() => match message {
+                    Some(Ok(Message::Text(text))) => self.dispatch(text.as_str()),
+                    Some(Ok(Message::Close(_))) => {
+                        return "the browser closed the connection".to_owned()
+                    }
+                    // Pings are answered by tungstenite itself; binary
+                    // messages and pongs are passed over.
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => return format!("the connection ended: {e}"),
+                    None => return "the connection ended".to_owned(),
+                },
+                command = queued.recv() => {
+                    let Some(command) = command else {
+                        return "the client was dropped".to_owned();
+                    };
+                    if let Err(e) = socket.send(Message::text(command)).await {
+                        return format!("the connection ended: send: {e}");
+                    }
+                }
+                _ = &mut stop => return "the client was dropped".to_owned(),
             }
         }
     }

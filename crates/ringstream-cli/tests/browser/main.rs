@@ -26,8 +26,8 @@
 //! killed with its process group, never waited on.
 //!
 //! The DevTools client is the test's own: [`cdp`], a blocking client of
-//! the protocol over the browser's WebSocket address, on the minimal
-//! WebSocket client of [`websocket`]. Each page is a tab attached in a
+//! the protocol over the browser's WebSocket address, on
+//! tokio-tungstenite's WebSocket. Each page is a tab attached in a
 //! flattened session; its events (console, log, exceptions, network and
 //! WebSocket traffic) reach a listener that records them, a page counts
 //! as loaded at its `load` event, and every call is given at most
@@ -64,7 +64,6 @@ use serde_json::{json, Value};
 use cdp::{Browser, Event, Page};
 
 mod cdp;
-mod websocket;
 
 /// Names looked up on `PATH` after `/usr/bin/chromium`.
 const BROWSER_NAMES: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];

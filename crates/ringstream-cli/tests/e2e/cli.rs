@@ -308,15 +308,24 @@ fn serve_reuse_port_serves_on_every_listener() {
     );
 
     // An upload under way when the signal comes is finished.
+    let before = requests_total(&metrics(addr));
     let mut upload = TcpStream::connect(addr).expect("connect");
     upload
         .write_all(b"POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nhalf ")
         .expect("send");
-    // Accepted, by whichever listener, once two connections are open (it
-    // and the one asking).
+    // Under way once the server has read its head, by whichever listener:
+    // each request counts as its head is read, and the only others are
+    // these polls, each counting itself. (An open connection is not
+    // enough: a connection still in a listener's queue, or accepted with
+    // its head unread, is closed at the signal, not served.)
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !metrics(addr).contains("\nringstream_connections_open 2\n") {
-        assert!(Instant::now() < deadline, "the upload was not accepted");
+    let mut polls = 0;
+    loop {
+        polls += 1;
+        if requests_total(&metrics(addr)) > before + polls {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the upload's head was not read");
         thread::sleep(Duration::from_millis(20));
     }
     // SAFETY: sends a signal to the child this test started.
@@ -363,6 +372,16 @@ fn metrics(addr: SocketAddr) -> String {
     let mut text = String::new();
     conn.read_to_string(&mut text).expect("read");
     text
+}
+
+/// `ringstream_requests_total` in a `/metrics` response.
+#[cfg(target_os = "linux")]
+fn requests_total(metrics: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("ringstream_requests_total "))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no ringstream_requests_total in {metrics}"))
 }
 
 /// The thread ids of the server's listeners (threads `ringstream-N`).
